@@ -1,0 +1,1 @@
+//! (room `compile`; see ARCHITECTURE.md)

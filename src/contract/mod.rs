@@ -1,0 +1,1 @@
+//! (room `contract`; see ARCHITECTURE.md)

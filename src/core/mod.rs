@@ -1,0 +1,1 @@
+//! (room `core`; see ARCHITECTURE.md)

@@ -1,0 +1,3 @@
+//! (room `devtools`; see ARCHITECTURE.md)
+
+pub mod cli;

@@ -1,0 +1,3 @@
+//! (room `host`; see ARCHITECTURE.md)
+
+pub mod cli;

@@ -1,0 +1,1 @@
+//! (room `http`; see ARCHITECTURE.md)

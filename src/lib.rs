@@ -1,0 +1,25 @@
+//! `reactor`: a deterministic runtime that keeps a DAG of model-backed nodes true to their
+//! markdown contracts (`*.prose.md`), re-renders only what moved, and leaves a hash-chained
+//! receipt for every decision; plus `reactor-devtools`, a read-only replay viewer of a saved
+//! state directory.
+//!
+//! The module map follows `ARCHITECTURE.md` in the repository root. Data flows one way:
+//! contracts → compile → core → store → replay → devtools; `host` wires the writers together.
+
+pub mod compile;
+pub mod contract;
+pub mod core;
+pub mod devtools;
+pub mod format;
+pub mod host;
+pub mod http;
+pub mod model;
+pub mod replay;
+pub mod scenario;
+pub mod store;
+
+/// The crate version (also the host's `reactor --version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The viewer version fixed by the interface specification (`reactor-devtools -V`).
+pub const DEVTOOLS_VERSION: &str = "0.2.0";

@@ -1,0 +1,1 @@
+//! (room `model`; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! (room `replay`; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! (room `scenario`; see ARCHITECTURE.md)

@@ -1,0 +1,1 @@
+//! (room `store`; see ARCHITECTURE.md)
