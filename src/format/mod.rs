@@ -1,4 +1,11 @@
 //! Pure data formats: canonical JSON and content addresses, receipts and their verifier, OPWM1
 //! artifacts, topology types, state-dir layout constants, and the moved-facets and
 //! propagation-targets functions shared by `core` and `replay` (FORMATS.md).
+pub mod address;
+pub mod json;
+pub mod layout;
+pub mod opwm;
+pub mod propagate;
+pub mod receipt;
 pub mod sanitize;
+pub mod topology;
