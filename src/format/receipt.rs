@@ -766,65 +766,82 @@ pub fn verify_receipt_chain(chain: &[Value]) -> ChainVerdict {
 pub fn verify_chain_iter<'a>(
     chain: impl Iterator<Item = (&'a Value, Option<&'a Result<String, NonFinite>>)>,
 ) -> ChainVerdict {
-    let mut errors = Vec::new();
-    let mut invalid_positions = Vec::new();
-    let mut expected_prev: Option<String> = None;
-    let mut chain_node: Option<String> = None;
-    let mut length = 0usize;
-    let mut last_hash: Option<String> = None;
-    for (i, (v, pre)) in chain.enumerate() {
-        length += 1;
+    let mut state = ChainState::default();
+    for (v, pre) in chain {
+        state.push(v, pre);
+    }
+    state.verdict()
+}
+
+/// Incremental chain verification (FORMATS.md §7.2): push one node's receipts in order, then
+/// read the verdict. Used by the viewer to extend a verdict as a ledger grows.
+#[derive(Clone, Debug, Default)]
+pub struct ChainState {
+    expected_prev: Option<String>,
+    chain_node: Option<String>,
+    /// Receipts pushed so far.
+    pub length: usize,
+    /// Problems so far.
+    pub errors: Vec<String>,
+    /// Chain positions of invalid, foreign or mislinked receipts.
+    pub invalid_positions: Vec<usize>,
+    last_hash: Option<String>,
+}
+
+impl ChainState {
+    /// Verifies the next receipt of the chain. Returns false when it was flagged.
+    pub fn push(&mut self, v: &Value, pre: Option<&Result<String, NonFinite>>) -> bool {
+        let i = self.length;
+        self.length += 1;
         let verdict = verify_receipt_with(v, pre);
         if !verdict.ok {
-            errors.push(format!(
+            self.errors.push(format!(
                 "chain[{i}] is not a valid receipt: {}",
                 verdict.errors.join("; ")
             ));
-            invalid_positions.push(i);
-            continue;
+            self.invalid_positions.push(i);
+            return false;
         }
         let node = v
             .get("node")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        match &chain_node {
-            None => chain_node = Some(node),
+        match &self.chain_node {
+            None => self.chain_node = Some(node),
             Some(cn) if *cn != node => {
-                errors.push(format!(
+                self.errors.push(format!(
                     "chain[{i}].node \"{node}\" breaks node-scoped ledger \"{cn}\""
                 ));
-                invalid_positions.push(i);
-                continue;
+                self.invalid_positions.push(i);
+                return false;
             }
             Some(_) => {}
         }
         let prev = v.get("prev").and_then(Value::as_str).map(str::to_string);
-        if prev != expected_prev {
-            errors.push(format!(
+        let mut ok = true;
+        if prev != self.expected_prev {
+            self.errors.push(format!(
                 "chain[{i}].prev must be {} to chain the ledger",
-                expected_prev.as_deref().unwrap_or("null (cold start)")
+                self.expected_prev.as_deref().unwrap_or("null (cold start)")
             ));
-            invalid_positions.push(i);
+            self.invalid_positions.push(i);
+            ok = false;
         }
-        expected_prev = verdict.content_hash.clone();
-        last_hash = verdict.content_hash;
+        self.expected_prev = verdict.content_hash.clone();
+        self.last_hash = verdict.content_hash;
+        ok
     }
-    if errors.is_empty() {
+
+    /// The verdict so far.
+    pub fn verdict(&self) -> ChainVerdict {
+        let ok = self.errors.is_empty();
         ChainVerdict {
-            ok: true,
-            head: last_hash,
-            length,
-            errors,
-            invalid_positions,
-        }
-    } else {
-        ChainVerdict {
-            ok: false,
-            head: None,
-            length,
-            errors,
-            invalid_positions,
+            ok,
+            head: if ok { self.last_hash.clone() } else { None },
+            length: self.length,
+            errors: self.errors.clone(),
+            invalid_positions: self.invalid_positions.clone(),
         }
     }
 }

@@ -1,0 +1,635 @@
+//! The durable receipt ledger, `<state-dir>/receipts.json` (FORMATS.md §11).
+//!
+//! * [`read_ledger`] is the reader's longest-consistent-prefix parse (§11.2): never locks,
+//!   never writes, tolerates a torn tail.
+//! * [`Ledger`] is the writer (§11.3–§11.4): it opens under the state-dir lock, repairs a torn
+//!   tail, normalizes a valid but non-canonical file, and appends in O(receipt) by overwriting
+//!   the closing `]\n` in place and syncing before acknowledging.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use crate::format::json::{self, ParseErrorKind, Parser, Value};
+use crate::format::receipt::Receipt;
+use crate::store::fsutil;
+
+/// Errors reading or writing the ledger.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The file does not start with `[` (FORMATS.md §11.2 step 2).
+    #[error("receipts.json must contain a JSON array")]
+    NotArray,
+    /// A syntax error that is not a torn tail, or data after the closing `]` (§11.2 step 5).
+    #[error("receipts.json is corrupt at byte {offset}: {message}")]
+    Corrupt {
+        /// Byte offset of the problem.
+        offset: usize,
+        /// Parser message.
+        message: String,
+    },
+    /// An element a writer cannot index (boot stops, naming the element).
+    #[error("receipts.json[{index}]: {problem}")]
+    BadElement {
+        /// Element index.
+        index: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An I/O failure.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// An earlier failed append could not be rolled back; reopen to repair.
+    #[error(
+        "the ledger handle is poisoned after a failed append; reopen the state dir to repair receipts.json"
+    )]
+    Poisoned,
+    /// The receipt could not be serialized (a non-finite number in its diff).
+    #[error("receipt cannot be canonicalized: cannot canonicalize non-finite number")]
+    NonFinite,
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> LedgerError {
+    let context = context.into();
+    move |source| LedgerError::Io { context, source }
+}
+
+/// A torn tail found by the reader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    /// Bytes after the end of the last complete element.
+    pub dropped_bytes: usize,
+    /// Number of complete receipts kept.
+    pub complete: usize,
+}
+
+/// The result of reading `receipts.json` bytes.
+#[derive(Clone, Debug, Default)]
+pub struct LedgerRead {
+    /// Every complete element, raw, in file order.
+    pub receipts: Vec<Value>,
+    /// Byte spans `(start, end)` of each element in the input.
+    pub spans: Vec<(usize, usize)>,
+    /// Set when the input ends inside an element or before the closing `]`.
+    pub torn: Option<TornTail>,
+    /// Offset just after the last complete element (or after `[` when there is none).
+    pub end_of_complete: usize,
+    /// True when the input was zero bytes long.
+    pub zero_length: bool,
+}
+
+/// Parses ledger bytes as a reader does (FORMATS.md §11.2).
+///
+/// Errors: [`LedgerError::NotArray`], [`LedgerError::Corrupt`]. A torn tail is not an error.
+pub fn read_ledger(bytes: &[u8]) -> Result<LedgerRead, LedgerError> {
+    let mut out = LedgerRead::default();
+    if bytes.is_empty() {
+        out.zero_length = true;
+        return Ok(out);
+    }
+    // Trailing NUL bytes (a crash that extended the file without data) are not content.
+    let mut len = bytes.len();
+    while len > 0 && bytes[len - 1] == 0 {
+        len -= 1;
+    }
+    let input = &bytes[..len];
+    let mut p = Parser::new(input);
+    p.skip_ws();
+    match p.peek() {
+        None => {
+            out.torn = Some(TornTail {
+                dropped_bytes: bytes.len(),
+                complete: 0,
+            });
+            return Ok(out);
+        }
+        Some(b'[') => p.pos += 1,
+        Some(_) => return Err(LedgerError::NotArray),
+    }
+    out.end_of_complete = p.pos;
+    let torn = |out: &mut LedgerRead| {
+        out.torn = Some(TornTail {
+            dropped_bytes: bytes.len() - out.end_of_complete,
+            complete: out.receipts.len(),
+        });
+    };
+    p.skip_ws();
+    if p.peek() == Some(b']') {
+        p.pos += 1;
+    } else {
+        loop {
+            p.skip_ws();
+            let start = p.pos;
+            match p.parse_value() {
+                Ok(v) => {
+                    out.receipts.push(v);
+                    out.spans.push((start, p.pos));
+                    out.end_of_complete = p.pos;
+                }
+                Err(e) if e.kind == ParseErrorKind::Eof => {
+                    torn(&mut out);
+                    return Ok(out);
+                }
+                Err(e) => {
+                    return Err(LedgerError::Corrupt {
+                        offset: e.offset,
+                        message: e.message(),
+                    });
+                }
+            }
+            p.skip_ws();
+            match p.peek() {
+                Some(b',') => p.pos += 1,
+                Some(b']') => {
+                    p.pos += 1;
+                    break;
+                }
+                None => {
+                    torn(&mut out);
+                    return Ok(out);
+                }
+                Some(b) => {
+                    return Err(LedgerError::Corrupt {
+                        offset: p.pos,
+                        message: format!("unexpected character '{}' in array", b as char),
+                    });
+                }
+            }
+        }
+    }
+    p.skip_ws();
+    if p.pos < input.len() {
+        return Err(LedgerError::Corrupt {
+            offset: p.pos,
+            message: "unexpected data after the closing ]".to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// True when `bytes` is exactly the committed form: `[` + canonical elements joined by `,` +
+/// `]\n` (FORMATS.md §11.1).
+pub fn is_committed_form(bytes: &[u8], read: &LedgerRead) -> bool {
+    if read.torn.is_some() || read.zero_length {
+        return false;
+    }
+    if !bytes.ends_with(b"]\n") || bytes.first() != Some(&b'[') {
+        return false;
+    }
+    let mut expect = 1usize;
+    let mut buf = Vec::with_capacity(1024);
+    for (i, (v, (s, e))) in read.receipts.iter().zip(&read.spans).enumerate() {
+        if i > 0 {
+            if bytes.get(expect) != Some(&b',') {
+                return false;
+            }
+            expect += 1;
+        }
+        if *s != expect {
+            return false;
+        }
+        buf.clear();
+        if json::write_canonical(v, &mut buf).is_err() || bytes[*s..*e] != buf[..] {
+            return false;
+        }
+        expect = *e;
+    }
+    expect + 2 == bytes.len()
+}
+
+/// The whole committed-form text of a list of raw receipts.
+pub fn committed_bytes(receipts: &[Value]) -> Result<Vec<u8>, LedgerError> {
+    let mut out = Vec::with_capacity(receipts.len() * 900 + 3);
+    out.push(b'[');
+    for (i, r) in receipts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_canonical(r, &mut out).map_err(|_| LedgerError::NonFinite)?;
+    }
+    out.extend_from_slice(b"]\n");
+    Ok(out)
+}
+
+/// What opening for write had to do (each is reported on stderr by the host, FORMATS.md §11.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenNote {
+    /// `receipts.json` was absent and created as `[]\n`.
+    Created,
+    /// A torn tail was dropped.
+    Repaired {
+        /// Bytes dropped.
+        dropped_bytes: usize,
+        /// Receipts kept.
+        intact: usize,
+    },
+    /// The file was valid but not in committed form and was rewritten.
+    Normalized {
+        /// Receipts in the file.
+        receipts: usize,
+    },
+}
+
+impl OpenNote {
+    /// The stderr line for this note (FORMATS.md §11.4 wording), or `None` for `Created`.
+    pub fn message(&self, state_dir: &Path) -> Option<String> {
+        let file = state_dir.join("receipts.json");
+        match self {
+            OpenNote::Created => None,
+            OpenNote::Repaired {
+                dropped_bytes,
+                intact,
+            } => Some(format!(
+                "reactor: repaired {}: dropped an incomplete trailing receipt ({dropped_bytes} bytes); {intact} receipts intact",
+                file.display()
+            )),
+            OpenNote::Normalized { receipts } => Some(format!(
+                "reactor: normalized {} to canonical form ({receipts} receipts)",
+                file.display()
+            )),
+        }
+    }
+}
+
+/// When appends are made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// `sync_data` after every append, before it is acknowledged (the default).
+    EveryAppend,
+    /// Appends are written immediately but synced by [`Ledger::sync`] (group commit); callers
+    /// must not acknowledge anything to the outside world before that call returns.
+    Group,
+}
+
+/// The writer's handle on `receipts.json`. Requires the state-dir lock (see
+/// [`crate::store::lock`]); the handle indexes every node's last receipt.
+pub struct Ledger {
+    path: PathBuf,
+    file: File,
+    committed_len: u64,
+    count: usize,
+    last: HashMap<String, Receipt>,
+    poisoned: bool,
+    policy: SyncPolicy,
+    unsynced: bool,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("path", &self.path)
+            .field("count", &self.count)
+            .field("committed_len", &self.committed_len)
+            .finish()
+    }
+}
+
+impl Ledger {
+    /// Opens (creating, repairing or normalizing as needed) `<state_dir>/receipts.json` for
+    /// append. Returns the handle and what was done.
+    ///
+    /// Errors: corrupt or non-array files are refused untouched ([`LedgerError::NotArray`],
+    /// [`LedgerError::Corrupt`]); an element that is not a receipt the writer can index gives
+    /// [`LedgerError::BadElement`]; I/O errors.
+    pub fn open(state_dir: &Path) -> Result<(Ledger, Vec<OpenNote>), LedgerError> {
+        let path = state_dir.join("receipts.json");
+        let mut notes = Vec::new();
+        if !path.exists() {
+            fsutil::write_atomic(&path, b"[]\n")
+                .map_err(io_err(format!("cannot create {}", path.display())))?;
+            notes.push(OpenNote::Created);
+        }
+        let bytes =
+            std::fs::read(&path).map_err(io_err(format!("cannot read {}", path.display())))?;
+        let read = read_ledger(&bytes)?;
+        let mut index: HashMap<String, Receipt> = HashMap::new();
+        for (i, v) in read.receipts.iter().enumerate() {
+            let r = Receipt::from_value(v)
+                .map_err(|problem| LedgerError::BadElement { index: i, problem })?;
+            index.insert(r.node.clone(), r);
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(format!("cannot open {}", path.display())))?;
+        let committed_len;
+        if let Some(t) = &read.torn {
+            // Repair: cut after the last complete element and close the array.
+            let cut = read.end_of_complete as u64;
+            file.set_len(cut)
+                .map_err(io_err("cannot truncate receipts.json"))?;
+            file.write_all_at(b"]\n", cut)
+                .map_err(io_err("cannot repair receipts.json"))?;
+            file.sync_all()
+                .map_err(io_err("cannot sync receipts.json"))?;
+            committed_len = cut + 2;
+            notes.push(OpenNote::Repaired {
+                dropped_bytes: t.dropped_bytes,
+                intact: t.complete,
+            });
+            // A repaired file whose elements are non-canonical still needs normalizing.
+            let now = std::fs::read(&path).map_err(io_err("cannot read receipts.json"))?;
+            let reread = read_ledger(&now)?;
+            if !is_committed_form(&now, &reread) {
+                let canon = committed_bytes(&reread.receipts)?;
+                fsutil::write_atomic(&path, &canon)
+                    .map_err(io_err("cannot normalize receipts.json"))?;
+                notes.push(OpenNote::Normalized {
+                    receipts: reread.receipts.len(),
+                });
+                return Self::reopen(
+                    path,
+                    canon.len() as u64,
+                    reread.receipts.len(),
+                    index,
+                    notes,
+                );
+            }
+        } else if !is_committed_form(&bytes, &read) {
+            let canon = committed_bytes(&read.receipts)?;
+            fsutil::write_atomic(&path, &canon)
+                .map_err(io_err("cannot normalize receipts.json"))?;
+            notes.push(OpenNote::Normalized {
+                receipts: read.receipts.len(),
+            });
+            return Self::reopen(path, canon.len() as u64, read.receipts.len(), index, notes);
+        } else {
+            committed_len = bytes.len() as u64;
+        }
+        Ok((
+            Ledger {
+                path,
+                file,
+                committed_len,
+                count: read.receipts.len(),
+                last: index,
+                poisoned: false,
+                policy: SyncPolicy::EveryAppend,
+                unsynced: false,
+                buf: Vec::with_capacity(2048),
+            },
+            notes,
+        ))
+    }
+
+    fn reopen(
+        path: PathBuf,
+        len: u64,
+        count: usize,
+        last: HashMap<String, Receipt>,
+        notes: Vec<OpenNote>,
+    ) -> Result<(Ledger, Vec<OpenNote>), LedgerError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(format!("cannot open {}", path.display())))?;
+        Ok((
+            Ledger {
+                path,
+                file,
+                committed_len: len,
+                count,
+                last,
+                poisoned: false,
+                policy: SyncPolicy::EveryAppend,
+                unsynced: false,
+                buf: Vec::with_capacity(2048),
+            },
+            notes,
+        ))
+    }
+
+    /// Sets the durability policy (see [`SyncPolicy`]).
+    pub fn set_policy(&mut self, policy: SyncPolicy) {
+        self.policy = policy;
+    }
+
+    /// The node's last receipt, with its content hash recomputed from values.
+    pub fn last(&self, node: &str) -> Option<&Receipt> {
+        self.last.get(node)
+    }
+
+    /// Number of receipts in the ledger.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True for an empty ledger.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Path of `receipts.json`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends a receipt: sets `prev` from the node's last receipt, stamps `content_hash`,
+    /// writes it over the closing `]\n`, syncs (per the policy), then indexes it. Returns the
+    /// stamped receipt. On a write or sync failure the committed state is restored and the
+    /// receipt is not acknowledged.
+    pub fn append(&mut self, mut receipt: Receipt) -> Result<Receipt, LedgerError> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        receipt.prev = self.last.get(&receipt.node).map(|r| r.content_hash.clone());
+        receipt.stamp().map_err(|_| LedgerError::NonFinite)?;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        if self.count > 0 {
+            buf.push(b',');
+        }
+        let body = receipt
+            .canonical_bytes()
+            .map_err(|_| LedgerError::NonFinite)?;
+        buf.extend_from_slice(&body);
+        buf.extend_from_slice(b"]\n");
+        let at = self.committed_len - 2;
+        let res = self.file.write_all_at(&buf, at).and_then(|()| {
+            if self.policy == SyncPolicy::EveryAppend {
+                self.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = res {
+            // Restore the committed state.
+            let restore = self
+                .file
+                .write_all_at(b"]\n", at)
+                .and_then(|()| self.file.set_len(self.committed_len))
+                .and_then(|()| self.file.sync_data());
+            if restore.is_err() {
+                self.poisoned = true;
+            }
+            self.buf = buf;
+            return Err(LedgerError::Io {
+                context: format!("cannot append to {}", self.path.display()),
+                source: e,
+            });
+        }
+        self.committed_len = at + buf.len() as u64;
+        self.count += 1;
+        if self.policy == SyncPolicy::Group {
+            self.unsynced = true;
+        }
+        self.buf = buf;
+        self.last.insert(receipt.node.clone(), receipt.clone());
+        Ok(receipt)
+    }
+
+    /// Makes every append durable (group commit). A no-op when nothing is pending.
+    pub fn sync(&mut self) -> Result<(), LedgerError> {
+        if self.unsynced {
+            self.file
+                .sync_data()
+                .map_err(io_err(format!("cannot sync {}", self.path.display())))?;
+            self.unsynced = false;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::receipt::{
+        Cost, Fingerprints, Status, Wake, WakeSource, verify_receipt_chain,
+    };
+
+    fn receipt(node: &str, token: &str) -> Receipt {
+        Receipt {
+            node: node.into(),
+            contract_fingerprint: "c".into(),
+            status: Status::Rendered,
+            wake: Wake::new(WakeSource::External),
+            input_fingerprints: vec![],
+            fingerprints: Fingerprints::atomic(token),
+            semantic_diff: Default::default(),
+            prev: None,
+            cost: Cost::none(WakeSource::External),
+            content_hash: String::new(),
+        }
+    }
+
+    #[test]
+    fn reader_cases() {
+        let r = read_ledger(b"[]\n").unwrap();
+        assert!(r.receipts.is_empty() && r.torn.is_none());
+        assert!(read_ledger(b"").unwrap().zero_length);
+        assert!(matches!(read_ledger(b"{}"), Err(LedgerError::NotArray)));
+        assert!(matches!(
+            read_ledger(b"\xef\xbb\xbf[]"),
+            Err(LedgerError::NotArray)
+        ));
+        let r = read_ledger(b"[{\"a\":1},{\"b\":").unwrap();
+        assert_eq!(r.receipts.len(), 1);
+        assert_eq!(
+            r.torn,
+            Some(TornTail {
+                dropped_bytes: 6,
+                complete: 1
+            })
+        );
+        let r = read_ledger(b"[{\"a\":1}").unwrap();
+        assert_eq!(r.receipts.len(), 1);
+        assert!(r.torn.is_some());
+        let r = read_ledger(b"[{\"a\":1},{\"b\"\0\0\0\0").unwrap();
+        assert_eq!(r.receipts.len(), 1);
+        assert!(r.torn.is_some());
+        assert!(matches!(
+            read_ledger(b"[{\"a\":1}]x"),
+            Err(LedgerError::Corrupt { offset: 9, .. })
+        ));
+        assert!(matches!(
+            read_ledger(b"[{\"a\":1},}"),
+            Err(LedgerError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            read_ledger(b"[1 2]"),
+            Err(LedgerError::Corrupt { .. })
+        ));
+        let pretty = b"[\n  {\"a\": 1.0}\n]";
+        let r = read_ledger(pretty).unwrap();
+        assert_eq!(r.receipts.len(), 1);
+        assert!(!is_committed_form(pretty, &r));
+        let canon = b"[{\"a\":1}]\n";
+        assert!(is_committed_form(canon, &read_ledger(canon).unwrap()));
+    }
+
+    #[test]
+    fn append_repair_and_normalize() {
+        let d = tempfile::tempdir().unwrap();
+        let (mut l, notes) = Ledger::open(d.path()).unwrap();
+        assert_eq!(notes, vec![OpenNote::Created]);
+        let a = l.append(receipt("a", "1")).unwrap();
+        let a2 = l.append(receipt("a", "2")).unwrap();
+        let b = l.append(receipt("b", "1")).unwrap();
+        assert_eq!(a2.prev.as_deref(), Some(a.content_hash.as_str()));
+        assert_eq!(b.prev, None);
+        drop(l);
+        let bytes = std::fs::read(d.path().join("receipts.json")).unwrap();
+        let r = read_ledger(&bytes).unwrap();
+        assert!(is_committed_form(&bytes, &r));
+        let chain: Vec<Value> = r
+            .receipts
+            .iter()
+            .filter(|v| v.get("node").and_then(Value::as_str) == Some("a"))
+            .cloned()
+            .collect();
+        assert!(verify_receipt_chain(&chain).ok);
+
+        // Tear the tail: the last receipt is dropped, the others kept, appends continue.
+        let torn = &bytes[..bytes.len() - 40];
+        std::fs::write(d.path().join("receipts.json"), torn).unwrap();
+        let (mut l, notes) = Ledger::open(d.path()).unwrap();
+        assert!(
+            matches!(notes[0], OpenNote::Repaired { intact: 2, .. }),
+            "{notes:?}"
+        );
+        assert_eq!(l.len(), 2);
+        let b_again = l.append(receipt("b", "1")).unwrap();
+        assert_eq!(b_again.prev, None);
+        let a3 = l.append(receipt("a", "3")).unwrap();
+        assert_eq!(a3.prev.as_deref(), Some(a2.content_hash.as_str()));
+        drop(l);
+
+        // Pretty-printed by a person: normalized once, hashes unchanged.
+        let bytes = std::fs::read(d.path().join("receipts.json")).unwrap();
+        let vals = read_ledger(&bytes).unwrap().receipts;
+        let pretty = json::pretty_string(&Value::Array(vals));
+        std::fs::write(d.path().join("receipts.json"), pretty).unwrap();
+        let (l, notes) = Ledger::open(d.path()).unwrap();
+        assert_eq!(notes, vec![OpenNote::Normalized { receipts: 4 }]);
+        assert_eq!(l.last("a").unwrap().content_hash, a3.content_hash);
+        assert_eq!(
+            std::fs::read(d.path().join("receipts.json")).unwrap(),
+            bytes
+        );
+    }
+
+    #[test]
+    fn corrupt_is_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("receipts.json");
+        std::fs::write(&p, b"[{\"a\":1}]garbage").unwrap();
+        assert!(matches!(
+            Ledger::open(d.path()),
+            Err(LedgerError::Corrupt { .. })
+        ));
+        assert_eq!(std::fs::read(&p).unwrap(), b"[{\"a\":1}]garbage");
+        std::fs::write(&p, b"[{\"a\":1}]\n").unwrap();
+        let e = Ledger::open(d.path()).unwrap_err();
+        assert!(e.to_string().starts_with("receipts.json[0]: "), "{e}");
+    }
+}
