@@ -1,0 +1,435 @@
+//! Opening a state directory read-only (VIEWER.md §3): the ledger as a consistent prefix, each
+//! receipt kept raw and projected, topology (flat or envelope, or the node-only fallback),
+//! labels, beats and the world-model store.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::format::json::{self, NonFinite, Value};
+use crate::format::layout;
+use crate::format::receipt::{
+    Fingerprints, Status, WakeSource, is_safe_nonneg_int, recompute_content_hash,
+};
+use crate::format::topology::{Topology, unwrap_topology};
+use crate::store::ledger::{self, LedgerError, TornTail};
+use crate::store::source::{DiskSource, StateSource};
+
+/// Library options of [`open_state_dir`] (VIEWER.md §4.2 `OpenStateDirOptions`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpenStateDirOptions {
+    /// Dollars per fresh token (default 0).
+    pub fresh_rate: f64,
+    /// Dollars per reused token (default 0).
+    pub reused_rate: f64,
+}
+
+/// Why a state directory could not be opened (VIEWER.md §7).
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The path is not a state directory (no `receipts.json` or `compile` inside).
+    #[error("not a reactor state-dir: {0}")]
+    NotAStateDir(String),
+    /// An I/O failure.
+    #[error("{0}")]
+    Io(String),
+    /// `receipts.json` does not hold an array.
+    #[error("receipts.json must contain a JSON array")]
+    ReceiptsNotArray,
+    /// `receipts.json` is corrupt (not a torn tail).
+    #[error("receipts.json is corrupt at byte {offset}: {message}")]
+    ReceiptsCorrupt {
+        /// Byte offset.
+        offset: usize,
+        /// Parser message.
+        message: String,
+    },
+    /// An element that cannot be projected into a frame.
+    #[error("receipts.json[{index}]: {problem}")]
+    ReceiptProjection {
+        /// Element index.
+        index: usize,
+        /// The first problem.
+        problem: String,
+    },
+    /// `compile/topology.json` is present but not JSON.
+    #[error("compile/topology.json is not valid JSON: {0}")]
+    TopologyInvalidJson(String),
+    /// `--example` with a name that is not bundled.
+    #[error("unknown example \"{0}\"")]
+    UnknownExample(String),
+}
+
+impl From<LedgerError> for OpenError {
+    fn from(e: LedgerError) -> Self {
+        match e {
+            LedgerError::NotArray => OpenError::ReceiptsNotArray,
+            LedgerError::Corrupt { offset, message } => {
+                OpenError::ReceiptsCorrupt { offset, message }
+            }
+            other => OpenError::Io(other.to_string()),
+        }
+    }
+}
+
+/// The frame-relevant fields of one receipt (VIEWER.md §3.2 projection).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectedReceipt {
+    /// Node id.
+    pub node: String,
+    /// Disposition.
+    pub status: Status,
+    /// `wake.source`.
+    pub wake_source: WakeSource,
+    /// Fingerprints in parsed key order (may lack `@atomic`).
+    pub fingerprints: Fingerprints,
+    /// `cost.tokens.fresh`.
+    pub fresh: u64,
+    /// `cost.tokens.reused`.
+    pub reused: u64,
+    /// `cost.surprise_cause`.
+    pub surprise_cause: WakeSource,
+}
+
+/// Projects one raw element, or names its first problem.
+pub fn project_receipt(v: &Value) -> Result<ProjectedReceipt, String> {
+    let o = v.as_object().ok_or("receipt must be an object")?;
+    let node = match o.get("node") {
+        Some(Value::String(s)) if !s.is_empty() => s.to_lossy().into_owned(),
+        _ => return Err("node must be a non-empty string".into()),
+    };
+    let status = o
+        .get("status")
+        .and_then(Value::as_str)
+        .and_then(Status::parse)
+        .ok_or("status must be one of rendered | skipped | failed")?;
+    let wake_source = o
+        .get("wake")
+        .and_then(Value::as_object)
+        .ok_or("wake must be an object")?
+        .get("source")
+        .and_then(Value::as_str)
+        .and_then(WakeSource::parse)
+        .ok_or("wake.source must be one of input | self | external")?;
+    let fingerprints = o
+        .get("fingerprints")
+        .and_then(|f| {
+            let fo = f.as_object()?;
+            let mut out = Vec::with_capacity(fo.len());
+            for (k, v) in fo.iter() {
+                match v {
+                    Value::String(s) => {
+                        out.push((k.to_lossy().into_owned(), s.to_lossy().into_owned()))
+                    }
+                    _ => return None,
+                }
+            }
+            Some(Fingerprints(out))
+        })
+        .ok_or("fingerprints must be an object of strings")?;
+    let cost = o
+        .get("cost")
+        .and_then(Value::as_object)
+        .ok_or("cost must be an object")?;
+    let tokens = cost.get("tokens").and_then(Value::as_object);
+    let tok = |k: &str| -> Result<u64, String> {
+        tokens
+            .and_then(|t| t.get(k))
+            .and_then(Value::as_f64)
+            .filter(|n| is_safe_nonneg_int(*n))
+            .map(|n| n as u64)
+            .ok_or_else(|| format!("cost.tokens.{k} must be a non-negative safe integer"))
+    };
+    let fresh = tok("fresh")?;
+    let reused = tok("reused")?;
+    let surprise_cause = cost
+        .get("surprise_cause")
+        .and_then(Value::as_str)
+        .and_then(WakeSource::parse)
+        .ok_or("cost.surprise_cause must be one of input | self | external")?;
+    Ok(ProjectedReceipt {
+        node,
+        status,
+        wake_source,
+        fingerprints,
+        fresh,
+        reused,
+        surprise_cause,
+    })
+}
+
+/// One beat of `beats.json` (FORMATS.md §15.3).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Beat {
+    /// Beat name (`""` by default).
+    pub name: String,
+    /// The frame the caption belongs to.
+    pub park: f64,
+    /// Inclusive range start (default `park`).
+    pub from: f64,
+    /// Inclusive range end (default `park`).
+    pub to: f64,
+    /// Hold time for recorders, ms (default 0).
+    pub hold_ms: f64,
+    /// One line.
+    pub caption: String,
+}
+
+/// `beats.json` as the viewer reads it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BeatsMap {
+    /// Scenario name (`""` by default).
+    pub scenario: String,
+    /// Title (`""` by default).
+    pub title: String,
+    /// Kept beats, in file order.
+    pub beats: Vec<Beat>,
+}
+
+/// Reads `beats.json` bytes (absent or malformed → `None`).
+pub fn parse_beats(bytes: &[u8]) -> Option<BeatsMap> {
+    let v = json::parse(bytes).ok()?;
+    let o = v.as_object()?;
+    let beats = o.get("beats")?.as_array()?;
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    let mut kept = Vec::new();
+    for b in beats {
+        let (Some(park), Some(caption)) = (
+            b.get("park").and_then(Value::as_f64),
+            b.get("caption").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let num = |k: &str, d: f64| b.get(k).and_then(Value::as_f64).unwrap_or(d);
+        kept.push(Beat {
+            name: s(b.get("name")),
+            park,
+            from: num("from", park),
+            to: num("to", park),
+            hold_ms: num("holdMs", 0.0),
+            caption: caption.to_string(),
+        });
+    }
+    Some(BeatsMap {
+        scenario: s(o.get("scenario")),
+        title: s(o.get("title")),
+        beats: kept,
+    })
+}
+
+/// Reads `compile/labels.json` bytes: non-objects → empty; non-string values dropped; order kept.
+pub fn parse_labels(bytes: &[u8]) -> Vec<(String, String)> {
+    match json::parse(bytes) {
+        Ok(Value::Object(o)) => o
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_lossy().into_owned(), v.as_str()?.to_string())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// An opened state directory (VIEWER.md §4.2 `OpenedStateDir`).
+#[derive(Debug)]
+pub struct OpenedStateDir {
+    /// The directory string as given, or `example:<name>`.
+    pub state_dir: String,
+    /// Where the bytes come from.
+    pub source: Arc<dyn StateSource>,
+    /// Every complete element of `receipts.json`, raw.
+    pub raw: Vec<Value>,
+    /// The projection of each element.
+    pub projected: Vec<ProjectedReceipt>,
+    /// Each element's content address recomputed from its values.
+    pub recomputed: Vec<Result<String, NonFinite>>,
+    /// The topology, when a usable one was read.
+    pub topology: Option<Topology>,
+    /// `compile/labels.json`, file order.
+    pub labels: Vec<(String, String)>,
+    /// `beats.json`.
+    pub beats: Option<BeatsMap>,
+    /// True only for `--example`.
+    pub synthetic: bool,
+    /// Set when the ledger ended with an incomplete receipt.
+    pub torn: Option<TornTail>,
+    /// True when `receipts.json` exists with zero bytes.
+    pub zero_length: bool,
+    /// Byte length of the complete prefix (live follow resumes after it).
+    pub committed_prefix: usize,
+    /// Dollar rates.
+    pub options: OpenStateDirOptions,
+}
+
+impl OpenedStateDir {
+    /// The CLI's stderr note for a torn tail (FORMATS.md §11.2 step 4), if any.
+    pub fn torn_note(&self) -> Option<String> {
+        self.torn.as_ref().map(|t| {
+            format!(
+                "reactor-devtools: note: receipts.json ends with an incomplete receipt (a write in progress or an interrupted append); using the {} complete receipt(s)",
+                t.complete
+            )
+        })
+    }
+}
+
+/// The state-dir check (VIEWER.md §2.4 step 12): the path exists and contains an entry named
+/// `receipts.json` or `compile`.
+pub fn is_reactor_state_dir(path: &Path) -> bool {
+    path.is_dir()
+        && (std::fs::symlink_metadata(path.join(layout::RECEIPTS_FILE)).is_ok()
+            || std::fs::symlink_metadata(path.join(layout::COMPILE_DIR)).is_ok())
+}
+
+/// Hashes every element, on two threads when the ledger is large.
+pub fn recompute_all(raw: &[Value]) -> Vec<Result<String, NonFinite>> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(4);
+    if raw.len() < 2048 || threads < 2 {
+        return raw.iter().map(recompute_content_hash).collect();
+    }
+    let chunk = raw.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = raw
+            .chunks(chunk)
+            .map(|c| s.spawn(move || c.iter().map(recompute_content_hash).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Reads the topology file through a source (VIEWER.md §3.3).
+pub fn read_topology_from(src: &dyn StateSource) -> Result<Option<Topology>, OpenError> {
+    let rel = format!("{}/{}", layout::COMPILE_DIR, layout::TOPOLOGY_FILE);
+    let Some(bytes) = src
+        .read(&rel)
+        .map_err(|e| OpenError::Io(format!("cannot read {rel}: {e}")))?
+    else {
+        return Ok(None);
+    };
+    let v = json::parse(&bytes).map_err(|e| OpenError::TopologyInvalidJson(e.to_string()))?;
+    Ok(unwrap_topology(&v).map(|t| t.topology))
+}
+
+/// `read_topology(state_dir)` (VIEWER.md §7): errors only on invalid JSON.
+pub fn read_topology(state_dir: &Path) -> Result<Option<Topology>, OpenError> {
+    read_topology_from(&DiskSource::new(state_dir))
+}
+
+/// Opens a state directory on disk (VIEWER.md §3.1). `dir` is echoed as given.
+pub fn open_state_dir(dir: &Path, opts: &OpenStateDirOptions) -> Result<OpenedStateDir, OpenError> {
+    if !is_reactor_state_dir(dir) {
+        return Err(OpenError::NotAStateDir(dir.display().to_string()));
+    }
+    open_source(
+        dir.display().to_string(),
+        Arc::new(DiskSource::new(dir)),
+        false,
+        opts,
+    )
+}
+
+/// Opens any source (disk or embedded).
+pub fn open_source(
+    state_dir: String,
+    source: Arc<dyn StateSource>,
+    synthetic: bool,
+    opts: &OpenStateDirOptions,
+) -> Result<OpenedStateDir, OpenError> {
+    let bytes = source
+        .read(layout::RECEIPTS_FILE)
+        .map_err(|e| OpenError::Io(format!("cannot read receipts.json: {e}")))?;
+    let (raw, torn, zero_length, committed_prefix) = match bytes {
+        None => (Vec::new(), None, false, 0),
+        Some(b) => {
+            let read = ledger::read_ledger(&b)?;
+            let prefix = if read.torn.is_some() {
+                read.end_of_complete
+            } else {
+                b.len()
+            };
+            (read.receipts, read.torn, read.zero_length, prefix)
+        }
+    };
+    let mut projected = Vec::with_capacity(raw.len());
+    for (index, v) in raw.iter().enumerate() {
+        projected.push(
+            project_receipt(v)
+                .map_err(|problem| OpenError::ReceiptProjection { index, problem })?,
+        );
+    }
+    let recomputed = recompute_all(&raw);
+    let topology = read_topology_from(source.as_ref())?;
+    let labels = source
+        .read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
+        .ok()
+        .flatten()
+        .map(|b| parse_labels(&b))
+        .unwrap_or_default();
+    let beats = source
+        .read(layout::BEATS_FILE)
+        .ok()
+        .flatten()
+        .and_then(|b| parse_beats(&b));
+    Ok(OpenedStateDir {
+        state_dir,
+        source,
+        raw,
+        projected,
+        recomputed,
+        topology,
+        labels,
+        beats,
+        synthetic,
+        torn,
+        zero_length,
+        committed_prefix,
+        options: *opts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn beats_and_labels_tolerance() {
+        let b = parse_beats(br#"{"title":"T","beats":[{"park":3,"caption":"c"},{"park":"x","caption":"c"},{"park":1}]}"#).unwrap();
+        assert_eq!(b.title, "T");
+        assert_eq!(b.scenario, "");
+        assert_eq!(b.beats.len(), 1);
+        assert_eq!(b.beats[0].from, 3.0);
+        assert_eq!(b.beats[0].hold_ms, 0.0);
+        assert!(parse_beats(b"[]").is_none());
+        assert!(parse_beats(br#"{"beats":{}}"#).is_none());
+        assert!(parse_beats(b"{").is_none());
+        assert_eq!(
+            parse_labels(br#"{"a":"A","b":3,"c":"C"}"#),
+            vec![("a".into(), "A".into()), ("c".into(), "C".into())]
+        );
+        assert!(parse_labels(b"[1]").is_empty());
+    }
+
+    #[test]
+    fn projection_problems() {
+        let p = |t: &str| project_receipt(&json::parse_str(t).unwrap());
+        assert_eq!(p("3").unwrap_err(), "receipt must be an object");
+        assert_eq!(
+            p(r#"{"node":""}"#).unwrap_err(),
+            "node must be a non-empty string"
+        );
+        assert_eq!(
+            p(r#"{"node":"a","status":"ok"}"#).unwrap_err(),
+            "status must be one of rendered | skipped | failed"
+        );
+        let ok = p(r#"{"node":"a","status":"skipped","wake":{"source":"self"},"fingerprints":{},"cost":{"tokens":{"fresh":0,"reused":2},"surprise_cause":"self"}}"#).unwrap();
+        assert_eq!(ok.reused, 2);
+        assert_eq!(
+            p(r#"{"node":"a","status":"skipped","wake":{"source":"self"},"fingerprints":{},"cost":{"tokens":{"fresh":-1,"reused":2},"surprise_cause":"self"}}"#).unwrap_err(),
+            "cost.tokens.fresh must be a non-negative safe integer"
+        );
+    }
+}

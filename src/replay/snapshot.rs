@@ -1,0 +1,466 @@
+//! The replay snapshot (VIEWER.md §4): one frame per receipt, the cost rollup, and the chain
+//! verdict — a pure function of an opened state directory, extendable as the ledger grows.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::format::json::{NonFinite, Value};
+use crate::format::propagate::{lit_edges, moved_facets};
+use crate::format::receipt::{ChainState, Fingerprints, Status, WakeSource};
+use crate::format::topology::{Edge, Topology};
+use crate::replay::open::{BeatsMap, OpenedStateDir, ProjectedReceipt};
+
+/// `{id, isEntryPoint}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeView {
+    /// Node id.
+    pub id: String,
+    /// True when the node is an entry point.
+    pub is_entry_point: bool,
+}
+
+/// `{producer, subscriber, facet}` (also the shape of an `EdgeLight`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EdgeView {
+    /// Producer.
+    pub producer: String,
+    /// Subscriber.
+    pub subscriber: String,
+    /// Facet.
+    pub facet: String,
+}
+
+impl From<&Edge> for EdgeView {
+    fn from(e: &Edge) -> Self {
+        EdgeView {
+            producer: e.producer.clone(),
+            subscriber: e.subscriber.clone(),
+            facet: e.facet.clone(),
+        }
+    }
+}
+
+/// A frame's cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameCost {
+    /// Fresh tokens.
+    pub fresh: u64,
+    /// Reused tokens.
+    pub reused: u64,
+    /// `cost.surprise_cause`.
+    pub surprise_cause: WakeSource,
+}
+
+/// One receipt projected for the viewer (VIEWER.md §4.3).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptFrame {
+    /// Position in append order.
+    pub index: usize,
+    /// Node id.
+    pub node: String,
+    /// Disposition.
+    pub status: Status,
+    /// `wake.source`.
+    pub wake_source: WakeSource,
+    /// Facets moved relative to the node's previous receipt.
+    pub moved_facets: Vec<String>,
+    /// Lanes lit (rendered frames with moved facets only).
+    pub edges_to_light: Vec<EdgeView>,
+    /// Distinct subscribers woken (diamond single-wake).
+    pub woken_subscribers: Vec<String>,
+    /// Cost.
+    pub cost: FrameCost,
+    /// The content address recomputed from the receipt's values.
+    pub content_hash: String,
+    /// `fingerprints["@atomic"]`, or `""`.
+    pub atomic_version: String,
+}
+
+/// `{receipts, fresh, reused, dollars}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Bucket {
+    /// Receipts counted.
+    pub receipts: u64,
+    /// Fresh tokens.
+    pub fresh: u64,
+    /// Reused tokens.
+    pub reused: u64,
+    /// `fresh × freshRate + reused × reusedRate`.
+    pub dollars: f64,
+}
+
+impl Bucket {
+    fn add(&mut self, fresh: u64, reused: u64, fresh_rate: f64, reused_rate: f64) {
+        self.receipts += 1;
+        self.fresh += fresh;
+        self.reused += reused;
+        self.dollars += fresh as f64 * fresh_rate + reused as f64 * reused_rate;
+    }
+}
+
+/// The three cause buckets, always present, in this order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ByCause {
+    /// `input`
+    pub input: Bucket,
+    /// `self`
+    #[serde(rename = "self")]
+    pub self_: Bucket,
+    /// `external`
+    pub external: Bucket,
+}
+
+impl ByCause {
+    /// The bucket of a cause.
+    pub fn get(&self, c: WakeSource) -> &Bucket {
+        match c {
+            WakeSource::Input => &self.input,
+            WakeSource::SelfWake => &self.self_,
+            WakeSource::External => &self.external,
+        }
+    }
+    fn get_mut(&mut self, c: WakeSource) -> &mut Bucket {
+        match c {
+            WakeSource::Input => &mut self.input,
+            WakeSource::SelfWake => &mut self.self_,
+            WakeSource::External => &mut self.external,
+        }
+    }
+}
+
+/// The snapshot rollup (FORMATS.md §16.1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CostRollupView {
+    /// Per `cost.surprise_cause`.
+    pub by_cause: ByCause,
+    /// All receipts.
+    pub total: Bucket,
+}
+
+/// The chain verdict (VIEWER.md §4.4).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainVerifyView {
+    /// No errors anywhere.
+    pub ok: bool,
+    /// One line per failing node: `<label>: <errors joined by "; ">`.
+    pub errors: Vec<String>,
+    /// Ascending indexes of flagged frames.
+    pub invalid_frames: Vec<usize>,
+}
+
+/// Labels in file order, serialized as a JSON object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Labels(pub Vec<(String, String)>);
+
+impl Serialize for Labels {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// `GET /api/state` (VIEWER.md §4.1).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplaySnapshot {
+    /// The directory string as given (or `example:<name>`).
+    pub state_dir: String,
+    /// Topology nodes, or the fallback set.
+    pub nodes: Vec<NodeView>,
+    /// Topology edges (`[]` in fallback).
+    pub edges: Vec<EdgeView>,
+    /// Entry points.
+    pub entry_points: Vec<String>,
+    /// The topology's flag (`true` in fallback).
+    pub acyclic: bool,
+    /// One per receipt.
+    pub frames: Vec<ReceiptFrame>,
+    /// Whole-ledger rollup.
+    pub cost_rollup: CostRollupView,
+    /// Whether a usable topology was read.
+    pub has_topology: bool,
+    /// From `compile/labels.json`.
+    pub labels: Labels,
+    /// From `beats.json`.
+    pub beats: Option<BeatsMap>,
+    /// True only for `--example`.
+    pub synthetic: bool,
+    /// The chain verdict.
+    pub chain_verify: ChainVerifyView,
+}
+
+/// One node's chain and counts (the describe PER-NODE row source).
+#[derive(Clone, Debug, Default)]
+pub struct NodeChain {
+    /// Node id.
+    pub node: String,
+    /// Incremental verification state.
+    pub chain: ChainState,
+    /// Frame indexes of the node's receipts.
+    pub frames: Vec<usize>,
+    /// Counts.
+    pub rendered: u64,
+    /// Counts.
+    pub skipped: u64,
+    /// Counts.
+    pub failed: u64,
+    /// Sum of fresh tokens.
+    pub fresh: u64,
+}
+
+/// The replay session: everything needed to extend the snapshot frame by frame.
+#[derive(Clone, Debug)]
+pub struct ReplaySession {
+    edges: Vec<Edge>,
+    has_topology: bool,
+    topology_nodes: Vec<String>,
+    last_fp: HashMap<String, Fingerprints>,
+    chain_index: HashMap<String, usize>,
+    /// Per-node chains in first-seen order.
+    pub chains: Vec<NodeChain>,
+    /// Frames so far.
+    pub frames: Vec<ReceiptFrame>,
+    /// Rollup so far.
+    pub rollup: CostRollupView,
+    fresh_rate: f64,
+    reused_rate: f64,
+}
+
+impl ReplaySession {
+    /// A session for a topology (or the fallback when `None`).
+    pub fn new(topology: Option<&Topology>, fresh_rate: f64, reused_rate: f64) -> ReplaySession {
+        ReplaySession {
+            edges: topology.map(|t| t.edges.clone()).unwrap_or_default(),
+            has_topology: topology.is_some(),
+            topology_nodes: topology
+                .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
+                .unwrap_or_default(),
+            last_fp: HashMap::new(),
+            chain_index: HashMap::new(),
+            chains: Vec::new(),
+            frames: Vec::new(),
+            rollup: CostRollupView::default(),
+            fresh_rate,
+            reused_rate,
+        }
+    }
+
+    /// Appends one receipt (raw value, its projection and its recomputed address) as the next
+    /// frame, updating moved facets, lanes, rollup and the node's chain verdict.
+    pub fn push(
+        &mut self,
+        raw: &Value,
+        p: &ProjectedReceipt,
+        recomputed: &Result<String, NonFinite>,
+    ) {
+        let index = self.frames.len();
+        let moved = moved_facets(&p.fingerprints, self.last_fp.get(&p.node));
+        self.last_fp.insert(p.node.clone(), p.fingerprints.clone());
+        let (edges_to_light, woken) =
+            if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
+                let lit: Vec<EdgeView> = lit_edges(&self.edges, &p.node, &moved)
+                    .into_iter()
+                    .map(|i| EdgeView::from(&self.edges[i]))
+                    .collect();
+                let mut woken: Vec<String> = Vec::new();
+                for e in &lit {
+                    if !woken.contains(&e.subscriber) {
+                        woken.push(e.subscriber.clone());
+                    }
+                }
+                (lit, woken)
+            } else {
+                (Vec::new(), Vec::new())
+            };
+        self.rollup.by_cause.get_mut(p.surprise_cause).add(
+            p.fresh,
+            p.reused,
+            self.fresh_rate,
+            self.reused_rate,
+        );
+        self.rollup
+            .total
+            .add(p.fresh, p.reused, self.fresh_rate, self.reused_rate);
+        let ci = match self.chain_index.get(&p.node) {
+            Some(i) => *i,
+            None => {
+                self.chains.push(NodeChain {
+                    node: p.node.clone(),
+                    ..NodeChain::default()
+                });
+                self.chain_index
+                    .insert(p.node.clone(), self.chains.len() - 1);
+                self.chains.len() - 1
+            }
+        };
+        let nc = &mut self.chains[ci];
+        nc.chain.push(raw, Some(recomputed));
+        nc.frames.push(index);
+        match p.status {
+            Status::Rendered => nc.rendered += 1,
+            Status::Skipped => nc.skipped += 1,
+            Status::Failed => nc.failed += 1,
+        }
+        nc.fresh += p.fresh;
+        self.frames.push(ReceiptFrame {
+            index,
+            node: p.node.clone(),
+            status: p.status,
+            wake_source: p.wake_source,
+            moved_facets: moved,
+            edges_to_light,
+            woken_subscribers: woken,
+            cost: FrameCost {
+                fresh: p.fresh,
+                reused: p.reused,
+                surprise_cause: p.surprise_cause,
+            },
+            content_hash: recomputed.clone().unwrap_or_default(),
+            atomic_version: p.fingerprints.atomic_token().unwrap_or("").to_string(),
+        });
+    }
+
+    /// Per-node chains in report order: topology nodes in topology order (only those with
+    /// frames), then every other node in first-seen order. The flag says whether the node is
+    /// off-topology (only possible with a topology).
+    pub fn chains_in_report_order(&self) -> Vec<(&NodeChain, bool)> {
+        let mut out = Vec::with_capacity(self.chains.len());
+        if self.has_topology {
+            for n in &self.topology_nodes {
+                if let Some(&i) = self.chain_index.get(n) {
+                    out.push((&self.chains[i], false));
+                }
+            }
+            for c in &self.chains {
+                if !self.topology_nodes.contains(&c.node) {
+                    out.push((c, true));
+                }
+            }
+        } else {
+            out.extend(self.chains.iter().map(|c| (c, false)));
+        }
+        out
+    }
+
+    /// The chain verdict view with the given labeller.
+    pub fn chain_verify(&self, label: &dyn Fn(&str) -> String) -> ChainVerifyView {
+        let mut errors = Vec::new();
+        let mut invalid = Vec::new();
+        for (c, off) in self.chains_in_report_order() {
+            if !c.chain.errors.is_empty() {
+                let mut l = label(&c.node);
+                if off {
+                    l.push_str(" (off-topology)");
+                }
+                errors.push(format!("{l}: {}", c.chain.errors.join("; ")));
+            }
+            invalid.extend(c.chain.invalid_positions.iter().map(|&p| c.frames[p]));
+        }
+        invalid.sort_unstable();
+        ChainVerifyView {
+            ok: errors.is_empty(),
+            errors,
+            invalid_frames: invalid,
+        }
+    }
+}
+
+/// `label(id)` (VIEWER.md §5.1): the labels.json value when labels are in use and non-empty,
+/// otherwise the short name (the text after the first `.`, or the whole id).
+pub fn label_of(labels: &[(String, String)], use_labels: bool, id: &str) -> String {
+    if use_labels
+        && let Some((_, l)) = labels.iter().find(|(k, _)| k == id)
+        && !l.is_empty()
+    {
+        return l.clone();
+    }
+    short_name(id).to_string()
+}
+
+/// The text after the first `.` (the whole id if it has none).
+pub fn short_name(id: &str) -> &str {
+    match id.find('.') {
+        Some(i) => &id[i + 1..],
+        None => id,
+    }
+}
+
+/// Builds the session of an opened state directory.
+pub fn build_session(opened: &OpenedStateDir) -> ReplaySession {
+    let mut s = ReplaySession::new(
+        opened.topology.as_ref(),
+        opened.options.fresh_rate,
+        opened.options.reused_rate,
+    );
+    for i in 0..opened.raw.len() {
+        s.push(&opened.raw[i], &opened.projected[i], &opened.recomputed[i]);
+    }
+    s
+}
+
+/// Assembles the snapshot from a session.
+pub fn snapshot_from_session(opened: &OpenedStateDir, session: &ReplaySession) -> ReplaySnapshot {
+    let use_labels = !opened.labels.is_empty();
+    let label = |id: &str| label_of(&opened.labels, use_labels, id);
+    let (nodes, edges, entry_points, acyclic) = match &opened.topology {
+        Some(t) => (
+            t.nodes
+                .iter()
+                .map(|n| NodeView {
+                    id: n.node.clone(),
+                    is_entry_point: t.entry_points.contains(&n.node),
+                })
+                .collect(),
+            t.edges.iter().map(EdgeView::from).collect(),
+            t.entry_points.clone(),
+            t.acyclic,
+        ),
+        None => (
+            session
+                .chains
+                .iter()
+                .map(|c| NodeView {
+                    id: c.node.clone(),
+                    is_entry_point: false,
+                })
+                .collect(),
+            Vec::new(),
+            Vec::new(),
+            true,
+        ),
+    };
+    ReplaySnapshot {
+        state_dir: opened.state_dir.clone(),
+        nodes,
+        edges,
+        entry_points,
+        acyclic,
+        frames: session.frames.clone(),
+        cost_rollup: session.rollup.clone(),
+        has_topology: opened.topology.is_some(),
+        labels: Labels(opened.labels.clone()),
+        beats: opened.beats.clone(),
+        synthetic: opened.synthetic,
+        chain_verify: session.chain_verify(&label),
+    }
+}
+
+/// `build_snapshot` (VIEWER.md §4, §7): pure.
+pub fn build_snapshot(opened: &OpenedStateDir) -> ReplaySnapshot {
+    snapshot_from_session(opened, &build_session(opened))
+}
+
+/// `version_for_frame` (VIEWER.md §7): the frame's `atomicVersion`.
+pub fn version_for_frame(frame: &ReceiptFrame) -> &str {
+    &frame.atomic_version
+}

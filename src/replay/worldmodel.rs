@@ -1,0 +1,68 @@
+//! The inspector's world-model view (VIEWER.md §4.2 `NodeWorldModelView`, §6.4).
+
+use base64::Engine;
+use serde::Serialize;
+
+use crate::replay::open::OpenedStateDir;
+use crate::replay::snapshot::Labels;
+use crate::store::worldmodel::WorldModelReader;
+
+/// One file of a version.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorldModelFileView {
+    /// Normalized path.
+    pub path: String,
+    /// Strict UTF-8 decoding, or `null`.
+    pub text: Option<String>,
+    /// Standard base64 with padding.
+    pub base64: String,
+    /// Length in bytes.
+    pub bytes: usize,
+}
+
+/// A node's world-model at a requested version.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeWorldModelView {
+    /// Node id.
+    pub node: String,
+    /// The requested version string, echoed.
+    pub version: String,
+    /// The node's current published fingerprints (`{}` if unreadable).
+    pub published_fingerprints: Labels,
+    /// Files in artifact order.
+    pub files: Vec<WorldModelFileView>,
+}
+
+/// Reads `node` at `version` (FORMATS.md §14.9); `None` when not found.
+pub fn read_node_world_model(
+    opened: &OpenedStateDir,
+    node: &str,
+    version: &str,
+) -> Option<NodeWorldModelView> {
+    let reader = WorldModelReader::open(opened.source.as_ref())?;
+    let (_, files) = reader.read_version(node, version)?;
+    let published = reader
+        .published(node)
+        .map(|p| Labels(p.fingerprints.0))
+        .unwrap_or_default();
+    Some(NodeWorldModelView {
+        node: node.to_string(),
+        version: version.to_string(),
+        published_fingerprints: published,
+        files: files
+            .into_iter()
+            .map(|(path, content)| WorldModelFileView {
+                text: String::from_utf8(content.clone()).ok(),
+                base64: base64::engine::general_purpose::STANDARD.encode(&content),
+                bytes: content.len(),
+                path,
+            })
+            .collect(),
+    })
+}
+
+/// `open_world_models` (VIEWER.md §7): true when the state directory has a store.
+pub fn has_world_models(opened: &OpenedStateDir) -> bool {
+    WorldModelReader::open(opened.source.as_ref()).is_some()
+}
