@@ -1,1 +1,13 @@
-//! (room `core`; see ARCHITECTURE.md)
+//! The reactor itself (RUNTIME.md §4–§7, §9, §12): the mounted IR, the render seam, the
+//! reconciler with its height-ordered drain, ingress staging and the boot sweep. Talks to the
+//! outside only through [`render::Render`] and the store. Deterministic.
+
+pub mod ir;
+pub mod reactor;
+pub mod render;
+
+pub use ir::{AtomicRules, IngressMode, Ir, NodeIr, NodeRules};
+pub use reactor::{
+    Arrival, CoreError, Disposition, Reactor, ReactorOptions, ReconcileResult, StageOutcome,
+};
+pub use render::{Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage};

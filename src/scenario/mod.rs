@@ -1,1 +1,6 @@
-//! (room `scenario`; see ARCHITECTURE.md)
+//! Deterministic scripted renders and the generators of the six bundled fixtures (RUNTIME.md
+//! §13.3, VIEWER.md §9); used by tests, benches and `fixtures/`.
+
+pub mod script;
+
+pub use script::{Latch, ScriptedRender, TopKeyRules, truth_of, truth_product};
