@@ -101,7 +101,7 @@ pub struct Arrival {
 #[derive(Clone, Debug)]
 pub enum StageOutcome {
     /// The arrival was staged: the ingress receipt.
-    Staged(Receipt),
+    Staged(Box<Receipt>),
     /// The id was already in the cursor: nothing written.
     Duplicate,
 }
@@ -838,7 +838,7 @@ impl Reactor {
         let snapshot: Vec<String> = ids.iter().cloned().collect();
         st.registry.set_cursor(source_id, snapshot);
         st.registry.write(&self.state_dir)?;
-        Ok(StageOutcome::Staged(r))
+        Ok(StageOutcome::Staged(Box::new(r)))
     }
 
     /// Appends an externally produced `rendered` receipt for a phantom producer, after
