@@ -2,4 +2,6 @@
 
 mod support;
 
+mod compat;
 mod core_invariants;
+mod simple_formats;
