@@ -110,7 +110,9 @@ pub fn usage(u: Option<&Value>) -> Usage {
 /// unusable → [`WireFailure::Malformed`].
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
     let Some(obj) = body.as_object() else {
-        return Err(WireFailure::Malformed("response is not a JSON object".into()));
+        return Err(WireFailure::Malformed(
+            "response is not a JSON object".into(),
+        ));
     };
     let choices = obj.get("choices").and_then(Value::as_array);
     if let Some(err) = obj.get("error").filter(|e| !e.is_null())
@@ -125,7 +127,9 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
         return Err(WireFailure::Malformed("no choices in the response".into()));
     };
     let Some(message) = choice.get("message").and_then(Value::as_object) else {
-        return Err(WireFailure::Malformed("choices[0].message is missing".into()));
+        return Err(WireFailure::Malformed(
+            "choices[0].message is missing".into(),
+        ));
     };
     if let Some(refusal) = message.get("refusal").and_then(Value::as_str) {
         return Err(WireFailure::Refused(refusal.to_string()));
@@ -163,9 +167,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
         Some(Value::Array(calls)) => {
             for (i, call) in calls.iter().enumerate() {
                 let function = call.get("function");
-                let Some(name) = function
-                    .and_then(|f| f.get("name"))
-                    .and_then(Value::as_str)
+                let Some(name) = function.and_then(|f| f.get("name")).and_then(Value::as_str)
                 else {
                     return Err(WireFailure::Malformed(format!(
                         "choices[0].message.tool_calls[{i}] has no function name"
@@ -173,9 +175,7 @@ pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
                 };
                 let arguments = match function.and_then(|f| f.get("arguments")) {
                     None | Some(Value::Null) => ToolArguments::Json(json!({})),
-                    Some(Value::String(s)) if s.trim().is_empty() => {
-                        ToolArguments::Json(json!({}))
-                    }
+                    Some(Value::String(s)) if s.trim().is_empty() => ToolArguments::Json(json!({})),
                     Some(Value::String(s)) => ToolArguments::from_text(s),
                     Some(other) => ToolArguments::Json(other.clone()),
                 };
@@ -307,11 +307,17 @@ mod tests {
         });
         let r = parse_response(&body).unwrap();
         assert_eq!(r.text.as_deref(), Some("ab"));
-        assert_eq!(r.tool_calls[0].arguments, ToolArguments::Json(json!({"status": "done"})));
+        assert_eq!(
+            r.tool_calls[0].arguments,
+            ToolArguments::Json(json!({"status": "done"}))
+        );
         assert_eq!(r.tool_calls[1].id, "call_1");
         assert_eq!(r.tool_calls[1].arguments, ToolArguments::Raw("{bad".into()));
         assert_eq!(r.tool_calls[2].id, "call_2");
-        assert_eq!(r.tool_calls[2].arguments, ToolArguments::Json(json!({"k": 1})));
+        assert_eq!(
+            r.tool_calls[2].arguments,
+            ToolArguments::Json(json!({"k": 1}))
+        );
         assert_eq!(r.stop_reason.as_deref(), Some("tool_calls"));
         assert_eq!(
             r.usage,

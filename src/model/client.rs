@@ -70,7 +70,9 @@ impl HttpSettings {
     }
 
     /// [`HttpSettings::from_env`] with an injected environment.
-    pub fn from_env_with(env: &dyn Fn(&str) -> Option<String>) -> Result<HttpSettings, ConfigError> {
+    pub fn from_env_with(
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HttpSettings, ConfigError> {
         let mut s = HttpSettings::default();
         if let Some(raw) = env(BACKOFF_ENV).filter(|v| !v.trim().is_empty()) {
             let ms: u64 = raw.trim().parse().map_err(|_| ConfigError::BadEnv {
@@ -152,6 +154,15 @@ fn fmt_duration(d: Duration) -> String {
     }
 }
 
+fn fmt_bytes(n: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// Makes a purpose usable as a header value: bytes outside printable ASCII are percent-encoded.
 fn header_safe(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
@@ -175,7 +186,10 @@ enum Attempt {
         retry_after: Option<String>,
     },
     /// No usable HTTP exchange (connect failure, timeout, broken connection).
-    Transport { detail: String, retryable: bool },
+    Transport {
+        detail: String,
+        retryable: bool,
+    },
     /// Not retried (malformed body, refusal, oversized body).
     Fatal(ModelError),
 }
@@ -284,8 +298,8 @@ impl ProviderClient {
                 {
                     Err(ureq::Error::BodyExceedsLimit(_)) => {
                         Attempt::Fatal(self.unexpected(&format!(
-                            "response body is larger than {} MiB",
-                            self.settings.body_limit / (1024 * 1024)
+                            "response body is larger than {}",
+                            fmt_bytes(self.settings.body_limit)
                         )))
                     }
                     Err(e) => self.transport_failure(e),
@@ -304,7 +318,7 @@ impl ProviderClient {
                 Attempt::Fatal(e) => format!("error: {e}"),
             };
             eprintln!(
-                "reactor: debug: POST {} {} {} ms",
+                "reactor: debug: POST {} -> {} ({} ms)",
                 redact_line(&self.endpoint, &self.secrets()),
                 redact_line(&what, &self.secrets()),
                 started.elapsed().as_millis()
@@ -386,7 +400,13 @@ impl ProviderClient {
     }
 
     /// The hint for a final failing status (HOST.md §5.7).
-    fn status_error(&self, req: &ModelRequest, status: u16, message: &str, attempts: u32) -> ModelError {
+    fn status_error(
+        &self,
+        req: &ModelRequest,
+        status: u16,
+        message: &str,
+        attempts: u32,
+    ) -> ModelError {
         let provider = self.config.provider.clone();
         let env = self.config.api_key_env.clone();
         let lower = message.to_ascii_lowercase();
@@ -508,7 +528,10 @@ mod tests {
         assert_eq!(backoff_delay(base, 3, 0.5, cap), Duration::from_secs(2));
         assert_eq!(backoff_delay(base, 40, 1.0, cap), cap);
         assert_eq!(backoff_delay(base, 1, 0.1, cap), Duration::from_millis(500));
-        assert_eq!(backoff_delay(base, 1, f64::NAN, cap), Duration::from_secs(1));
+        assert_eq!(
+            backoff_delay(base, 1, f64::NAN, cap),
+            Duration::from_secs(1)
+        );
         assert_eq!(backoff_delay(Duration::ZERO, 3, 0.7, cap), Duration::ZERO);
         for _ in 0..1000 {
             let f = jitter_factor();
@@ -520,7 +543,10 @@ mod tests {
     fn retry_after_seconds_and_dates() {
         let now: jiff::Timestamp = "2026-06-02T18:00:00Z".parse().unwrap();
         assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after(" 120 ", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after(" 120 ", now),
+            Some(Duration::from_secs(120))
+        );
         assert_eq!(
             parse_retry_after("Tue, 02 Jun 2026 18:00:30 GMT", now),
             Some(Duration::from_secs(30))

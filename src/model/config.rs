@@ -184,7 +184,9 @@ impl ProviderConfig {
         let rest = lower
             .strip_prefix("http://")
             .or_else(|| lower.strip_prefix("https://"));
-        if rest.is_none_or(|r| r.is_empty() || r.starts_with('/')) || base_url.contains(char::is_whitespace) {
+        if rest.is_none_or(|r| r.is_empty() || r.starts_with('/'))
+            || base_url.contains(char::is_whitespace)
+        {
             return Err(ConfigError::BadBaseUrl(base_url));
         }
         if !valid_var_name(&api_key_env) {
@@ -249,10 +251,16 @@ mod tests {
         let c = ProviderConfig::resolve(&settings(None)).unwrap();
         assert_eq!(c.provider, "openrouter");
         assert_eq!(c.transport, Transport::ChatCompletions);
-        assert_eq!(c.endpoint(), "https://openrouter.ai/api/v1/chat/completions");
+        assert_eq!(
+            c.endpoint(),
+            "https://openrouter.ai/api/v1/chat/completions"
+        );
         assert_eq!(c.api_key_env, "OPENROUTER_API_KEY");
         assert_eq!(c.require_render_model().unwrap(), "google/gemini-3.5-flash");
-        assert_eq!(c.require_compile_model().unwrap(), "google/gemini-3.5-flash");
+        assert_eq!(
+            c.require_compile_model().unwrap(),
+            "google/gemini-3.5-flash"
+        );
 
         let c = ProviderConfig::resolve(&settings(Some("anthropic"))).unwrap();
         assert_eq!(c.transport, Transport::Messages);
@@ -315,7 +323,13 @@ mod tests {
 
     #[test]
     fn hostile_values_are_config_errors() {
-        for bad in ["ftp://x", "http://", "https:///path", "localhost:8080", "http://a b"] {
+        for bad in [
+            "ftp://x",
+            "http://",
+            "https:///path",
+            "localhost:8080",
+            "http://a b",
+        ] {
             let mut s = settings(None);
             s.base_url = Some(bad.into());
             assert!(
@@ -327,7 +341,10 @@ mod tests {
             let mut s = settings(None);
             s.api_key_env = Some(bad.into());
             assert!(
-                matches!(ProviderConfig::resolve(&s), Err(ConfigError::BadKeyVariable(_))),
+                matches!(
+                    ProviderConfig::resolve(&s),
+                    Err(ConfigError::BadKeyVariable(_))
+                ),
                 "{bad}"
             );
         }

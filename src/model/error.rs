@@ -184,7 +184,10 @@ mod tests {
             attempts: 1,
         };
         assert_eq!(e.to_string(), "x unavailable (HTTP 503) after 1 attempt");
-        assert_eq!(ModelError::Offline.to_string(), "offline mode: model calls are disabled");
+        assert_eq!(
+            ModelError::Offline.to_string(),
+            "offline mode: model calls are disabled"
+        );
         assert!(ModelError::Offline.is_offline());
     }
 
@@ -193,6 +196,9 @@ mod tests {
         let s = clean("bad key sk-abcdefgh12345\nsecond", &[], "none");
         assert_eq!(s, "bad key [redacted]");
         assert_eq!(clean("  \n", &[], "none"), "none");
-        assert_eq!(redact_line("http://h/v1?k=SECRETVALUE\nx", &["SECRETVALUE"]), "http://h/v1?k=[redacted]");
+        assert_eq!(
+            redact_line("http://h/v1?k=SECRETVALUE\nx", &["SECRETVALUE"]),
+            "http://h/v1?k=[redacted]"
+        );
     }
 }

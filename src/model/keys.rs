@@ -90,9 +90,7 @@ impl KeyError {
     pub fn hints(&self) -> Vec<String> {
         match self {
             KeyError::Missing { var, .. } => vec![
-                format!(
-                    "set {var}, or change model.provider / model.api_key_env in reactor.yml"
-                ),
+                format!("set {var}, or change model.provider / model.api_key_env in reactor.yml"),
                 "run `reactor doctor` to check the environment".to_string(),
             ],
             KeyError::EnvFile { .. } => vec![format!(
@@ -247,7 +245,12 @@ mod tests {
         let text = "# comment\n\nA=1\nexport B = two \nC=\"quoted value\"\nD='single'\nE=\"mismatched'\n\
                     bad line\n=novalue\n9X=no\nF=a=b\r\n  # indented comment\nG=\n";
         let pairs = parse_dotenv(text);
-        let get = |k: &str| pairs.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(kk, _)| kk == k)
+                .map(|(_, v)| v.as_str())
+        };
         assert_eq!(get("A"), Some("1"));
         assert_eq!(get("B"), Some("two"));
         assert_eq!(get("C"), Some("quoted value"));
@@ -331,7 +334,12 @@ mod tests {
         assert!(e.to_string().contains("not UTF-8"), "{e}");
         let big = dir.path().join("big.env");
         std::fs::write(&big, vec![b'#'; (MAX_ENV_FILE_BYTES + 1) as usize]).unwrap();
-        assert!(read_env_file_var(&big, "K").unwrap_err().to_string().contains("larger than"));
+        assert!(
+            read_env_file_var(&big, "K")
+                .unwrap_err()
+                .to_string()
+                .contains("larger than")
+        );
     }
 
     #[test]

@@ -41,7 +41,9 @@ pub fn request_body(req: &ModelRequest) -> Value {
     let mut tools: Vec<Value> = req
         .tools
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
         .collect();
     if let Some(schema) = &req.output_schema {
         let name = schema.submit_tool_name();
@@ -75,7 +77,8 @@ fn messages(history: &[Message]) -> Vec<Value> {
                 content,
                 is_error,
             } => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = Value::Bool(true);
                 }
@@ -91,7 +94,9 @@ fn messages(history: &[Message]) -> Vec<Value> {
                         ToolArguments::Json(v @ Value::Object(_)) => v.clone(),
                         _ => json!({}),
                     };
-                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+                    blocks.push(
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
+                    );
                 }
                 if blocks.is_empty() {
                     continue;
@@ -155,7 +160,9 @@ fn status_of_error_type(kind: &str) -> Option<u16> {
 /// anything else unusable → [`WireFailure::Malformed`].
 pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
     let Some(obj) = body.as_object() else {
-        return Err(WireFailure::Malformed("response is not a JSON object".into()));
+        return Err(WireFailure::Malformed(
+            "response is not a JSON object".into(),
+        ));
     };
     let is_error_type = obj.get("type").and_then(Value::as_str) == Some("error");
     let error = obj.get("error").filter(|e| !e.is_null());
@@ -334,13 +341,21 @@ mod tests {
         assert_eq!(r.text.as_deref(), Some("ab"));
         assert_eq!(r.tool_calls[0].name, "finish");
         assert_eq!(r.stop_reason.as_deref(), Some("tool_use"));
-        assert_eq!(r.usage.tokens(), TokenCost { fresh: 115, reused: 900 });
+        assert_eq!(
+            r.usage.tokens(),
+            TokenCost {
+                fresh: 115,
+                reused: 900
+            }
+        );
     }
 
     #[test]
     fn failures_are_classified() {
         assert_eq!(
-            parse_response(&json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})),
+            parse_response(
+                &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+            ),
             Err(WireFailure::ErrorBody {
                 status: 529,
                 message: "busy".into()

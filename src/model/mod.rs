@@ -44,8 +44,8 @@ pub use error::ModelError;
 pub use keys::{ApiKey, KeyError};
 pub use replay::{ModelRecord, OfflineClient, RecordingClient, ReplayClient};
 pub use types::{
-    Message, ModelRequest, ModelResponse, OutputSchema, SYSTEM_SEPARATOR, TokenCost,
-    ToolArguments, ToolCall, ToolSpec, Usage,
+    Message, ModelRequest, ModelResponse, OutputSchema, SYSTEM_SEPARATOR, TokenCost, ToolArguments,
+    ToolCall, ToolSpec, Usage,
 };
 
 use std::sync::Arc;

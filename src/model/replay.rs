@@ -158,12 +158,14 @@ pub fn first_difference(expected: &Value, actual: &Value) -> Option<(String, Str
                         }
                     }
                 }
-                am.iter().find(|(k, _)| !em.contains_key(*k)).map(|(k, av)| {
-                    (
-                        path_key(&path, k),
-                        format!("expected nothing, got {}", short(av)),
-                    )
-                })
+                am.iter()
+                    .find(|(k, _)| !em.contains_key(*k))
+                    .map(|(k, av)| {
+                        (
+                            path_key(&path, k),
+                            format!("expected nothing, got {}", short(av)),
+                        )
+                    })
             }
             (Value::Array(ea), Value::Array(aa)) => {
                 for (i, (ev, av)) in ea.iter().zip(aa.iter()).enumerate() {
@@ -405,10 +407,16 @@ mod tests {
     #[test]
     fn differences_name_the_first_path() {
         let e = json!({"a": 1, "b": [1, {"c": "x"}]});
-        assert_eq!(first_difference(&e, &json!({"b": [1, {"c": "x"}], "a": 1})), None);
+        assert_eq!(
+            first_difference(&e, &json!({"b": [1, {"c": "x"}], "a": 1})),
+            None
+        );
         assert_eq!(
             first_difference(&e, &json!({"a": 1, "b": [1, {"c": "y"}]})).unwrap(),
-            ("$.b[1].c".to_string(), "expected \"x\", got \"y\"".to_string())
+            (
+                "$.b[1].c".to_string(),
+                "expected \"x\", got \"y\"".to_string()
+            )
         );
         assert_eq!(
             first_difference(&e, &json!({"a": 1, "b": [1]})).unwrap().0,
@@ -467,7 +475,10 @@ mod tests {
         }]})
         .to_string();
         let client = ReplayClient::from_json(&text).unwrap();
-        assert_eq!(client.complete(&req("hello")).unwrap().text.as_deref(), Some("ok"));
+        assert_eq!(
+            client.complete(&req("hello")).unwrap().text.as_deref(),
+            Some("ok")
+        );
     }
 
     #[test]
@@ -490,7 +501,11 @@ mod tests {
             Err(RecordFileError::Invalid(_))
         ));
         let missing = ReplayClient::load(Path::new("/nonexistent/records.json")).unwrap_err();
-        assert!(missing.to_string().starts_with("cannot read model record file"));
+        assert!(
+            missing
+                .to_string()
+                .starts_with("cannot read model record file")
+        );
     }
 
     #[test]

@@ -96,7 +96,11 @@ impl Message {
     }
 
     /// A tool result message.
-    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Message {
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Message {
         Message::Tool {
             call_id: call_id.into(),
             content: content.into(),
@@ -277,7 +281,10 @@ impl ModelResponse {
     /// `max_tokens` on Messages); a compile session counts such an answer as invalid
     /// (HOST.md §5.3).
     pub fn truncated(&self) -> bool {
-        matches!(self.stop_reason.as_deref(), Some("length") | Some("max_tokens"))
+        matches!(
+            self.stop_reason.as_deref(),
+            Some("length") | Some("max_tokens")
+        )
     }
 
     /// The structured answer of a compile session: the arguments of the `submit_<name>` tool call
@@ -352,7 +359,13 @@ mod tests {
             cache_write: 0,
             output: 7,
         };
-        assert_eq!(u.tokens(), TokenCost { fresh: 77, reused: 30 });
+        assert_eq!(
+            u.tokens(),
+            TokenCost {
+                fresh: 77,
+                reused: 30
+            }
+        );
         // A cached count above the prompt is clamped.
         let u = Usage {
             input: 10,
@@ -360,11 +373,29 @@ mod tests {
             cache_write: 0,
             output: 1,
         };
-        assert_eq!(u.tokens(), TokenCost { fresh: 1, reused: 10 });
+        assert_eq!(
+            u.tokens(),
+            TokenCost {
+                fresh: 1,
+                reused: 10
+            }
+        );
         let mut sum = TokenCost::default();
-        sum += TokenCost { fresh: 3, reused: 4 };
-        sum += TokenCost { fresh: u64::MAX, reused: 1 };
-        assert_eq!(sum, TokenCost { fresh: u64::MAX, reused: 5 });
+        sum += TokenCost {
+            fresh: 3,
+            reused: 4,
+        };
+        sum += TokenCost {
+            fresh: u64::MAX,
+            reused: 1,
+        };
+        assert_eq!(
+            sum,
+            TokenCost {
+                fresh: u64::MAX,
+                reused: 5
+            }
+        );
     }
 
     #[test]
@@ -393,7 +424,10 @@ mod tests {
         };
         let v = serde_json::to_value(&req).unwrap();
         assert_eq!(v["messages"][0], json!({"role": "user", "text": "hi"}));
-        assert_eq!(v["messages"][1]["tool_calls"][0]["arguments"], json!({"json": {}}));
+        assert_eq!(
+            v["messages"][1]["tool_calls"][0]["arguments"],
+            json!({"json": {}})
+        );
         assert!(v.get("reasoning_effort").is_none());
         let back: ModelRequest = serde_json::from_value(v).unwrap();
         assert_eq!(back, req);
@@ -423,15 +457,25 @@ mod tests {
             text: Some("{\"a\":".into()),
             ..Default::default()
         };
-        assert!(r.structured_answer(&schema).unwrap_err().starts_with("answer is not JSON"));
+        assert!(
+            r.structured_answer(&schema)
+                .unwrap_err()
+                .starts_with("answer is not JSON")
+        );
         let r = ModelResponse {
             text: Some("{}".into()),
             stop_reason: Some("length".into()),
             ..Default::default()
         };
-        assert!(r.structured_answer(&schema).unwrap_err().contains("truncated"));
+        assert!(
+            r.structured_answer(&schema)
+                .unwrap_err()
+                .contains("truncated")
+        );
         assert_eq!(
-            ModelResponse::default().structured_answer(&schema).unwrap_err(),
+            ModelResponse::default()
+                .structured_answer(&schema)
+                .unwrap_err(),
             "no answer in the response"
         );
     }
@@ -455,13 +499,19 @@ mod tests {
             ..Default::default()
         };
         req.push_repair_turn(&tool_answer, "bad");
-        assert_eq!(req.messages[1], Message::tool_result("toolu_1", "bad", true));
+        assert_eq!(
+            req.messages[1],
+            Message::tool_result("toolu_1", "bad", true)
+        );
     }
 
     #[test]
     fn tool_arguments_parse_or_keep_raw() {
         assert_eq!(ToolArguments::from_text("{\"a\":1}").to_text(), "{\"a\":1}");
-        assert_eq!(ToolArguments::from_text("{oops"), ToolArguments::Raw("{oops".into()));
+        assert_eq!(
+            ToolArguments::from_text("{oops"),
+            ToolArguments::Raw("{oops".into())
+        );
         assert_eq!(ToolArguments::from_text("{oops").to_text(), "{oops");
     }
 }

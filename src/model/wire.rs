@@ -55,7 +55,9 @@ pub fn error_message(body: &Value) -> Option<String> {
     if let Some(m) = err.and_then(Value::as_str) {
         return Some(m.to_string());
     }
-    body.get("message").and_then(Value::as_str).map(String::from)
+    body.get("message")
+        .and_then(Value::as_str)
+        .map(String::from)
 }
 
 /// The provider message of a raw error body: the JSON message when there is one, otherwise the
@@ -114,7 +116,10 @@ mod tests {
                 .as_deref(),
             Some("n")
         );
-        assert_eq!(error_message(&json!({"error": "plain"})).as_deref(), Some("plain"));
+        assert_eq!(
+            error_message(&json!({"error": "plain"})).as_deref(),
+            Some("plain")
+        );
         assert_eq!(error_message(&json!({"detail": 1})), None);
         assert_eq!(error_message_from_bytes(b"<html>oops"), "<html>oops");
         assert_eq!(error_message_from_bytes(&[b'x'; 1000]).len(), 300);
@@ -123,5 +128,89 @@ mod tests {
         assert_eq!(status_in_body(&json!({"code": "rate_limited"})), None);
         assert_eq!(status_in_body(&json!({"code": 99999})), None);
         assert_eq!(status_in_body(&json!({"status": 500})), Some(500));
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|f| json!(f)),
+            prop::sample::select(vec![
+                "choices",
+                "message",
+                "content",
+                "tool_calls",
+                "function",
+                "name",
+                "arguments",
+                "error",
+                "type",
+                "text",
+                "tool_use",
+                "input",
+                "usage",
+                "refusal",
+                "code",
+            ])
+            .prop_map(|s| json!(s)),
+            ".{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            let keys = prop::sample::select(vec![
+                "choices",
+                "message",
+                "content",
+                "tool_calls",
+                "function",
+                "name",
+                "arguments",
+                "error",
+                "type",
+                "text",
+                "id",
+                "input",
+                "usage",
+                "refusal",
+                "code",
+                "status",
+                "prompt_tokens",
+                "cached_tokens",
+                "prompt_tokens_details",
+                "input_tokens",
+                "stop_reason",
+                "finish_reason",
+            ]);
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((keys, inner), 0..6).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Hostile bodies never panic either parser; every failure is a typed result.
+        #[test]
+        fn parsers_are_total(body in arb_json()) {
+            let _ = crate::model::chat::parse_response(&body);
+            let _ = crate::model::messages::parse_response(&body);
+            let _ = crate::model::chat::usage(Some(&body));
+            let _ = crate::model::messages::usage(Some(&body));
+            let _ = error_message(&body);
+            let _ = status_in_body(&body);
+        }
+
+        #[test]
+        fn text_inputs_are_total(text in ".{0,200}") {
+            let _ = error_message_from_bytes(text.as_bytes());
+            let _ = crate::model::keys::parse_dotenv(&text);
+            let _ = crate::model::client::parse_retry_after(&text, jiff::Timestamp::UNIX_EPOCH);
+            let _ = crate::model::replay::parse_record_file(&text);
+        }
     }
 }
