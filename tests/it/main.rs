@@ -4,4 +4,5 @@ mod support;
 
 mod compat;
 mod core_invariants;
+mod model_providers;
 mod simple_formats;

@@ -32,3 +32,4 @@ pub fn compat_dir() -> Option<PathBuf> {
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_reactor"))
 }
+pub mod fake_provider;

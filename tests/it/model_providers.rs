@@ -2,10 +2,9 @@
 //! request shapes of both protocols, retries, timeouts, error hints, usage mapping, redaction,
 //! and record/replay (RUNTIME.md §13.2).
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::fake_provider::{self as fake, FakeProvider, FakeUsage, Protocol};
 use reactor::model::replay::{RECORD_FORMAT, parse_record_file};
 use reactor::model::{
     ApiKey, HttpSettings, Message, ModelClient, ModelError, ModelRequest, ModelResponse,
@@ -13,7 +12,6 @@ use reactor::model::{
     TokenCost, ToolArguments, ToolSpec, Transport,
 };
 use serde_json::{Value, json};
-use support::fake_provider::{self as fake, FakeProvider, FakeUsage, Protocol};
 
 /// A key that matches none of the shape rules of RUNTIME.md §7.9, so only exact-value redaction
 /// can hide it.
