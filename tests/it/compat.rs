@@ -15,8 +15,9 @@ use crate::support::{bin, compat_dir};
 
 /// `(folder, receipts, rendered, skipped, failed, fresh, reused, reuse %, topology (nodes, edges)
 /// or None, distinct receipt nodes)` from `../shared/compat/README.md`.
-const FIGURES: &[(
-    &str,
+/// One row of the README table.
+type Figure = (
+    &'static str,
     usize,
     u64,
     u64,
@@ -26,7 +27,9 @@ const FIGURES: &[(
     u64,
     Option<(usize, usize)>,
     usize,
-)] = &[
+);
+
+const FIGURES: &[Figure] = &[
     (
         "masked-relay",
         77,
