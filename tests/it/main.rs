@@ -4,5 +4,6 @@ mod support;
 
 mod compat;
 mod core_invariants;
+mod crash;
 mod model_providers;
 mod simple_formats;
