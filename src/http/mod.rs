@@ -51,6 +51,6 @@ pub use response::{
     Body, JSON_CONTENT_TYPE, Response, TEXT_CONTENT_TYPE, etag_for, if_none_match_matches,
 };
 pub use router::{Handler, Router};
-pub use server::{BindError, MAX_DRAIN_BYTES, Server, ServerConfig, ShutdownReport};
+pub use server::{BindError, MAX_DRAIN_BYTES, Server, ServerConfig, ServerHandle, ShutdownReport};
 pub use signals::{SecondSignal, SignalError, StopSignals, install_stop_signals};
 pub use sse::{SseConfig, SseError, SseEvent, SseHub, SseSubscription};

@@ -21,11 +21,14 @@
 //! allocating a buffer as large as the remaining length; an absurd declared length would abort
 //! the process. The server therefore never lets such a request drop: a response to a request
 //! whose unread declared body exceeds [`MAX_DRAIN_BYTES`] is written through tiny_http's raw
-//! stream hand-off (it carries extra `connection: upgrade` / `upgrade: none` headers plus
-//! `connection: close`) and that connection is then abandoned, unread, for the life of the
-//! process (counted by [`Server::abandoned_connections`]). Smaller unread bodies are drained
-//! normally after the response, so ordinary clients that send the whole body before reading
-//! still see their 413.
+//! stream hand-off (status and headers arrive, the body is delimited only by the connection)
+//! and that connection is then abandoned, unread, for the life of the process (counted by
+//! [`Server::abandoned_connections`]). Smaller unread bodies are drained normally, so ordinary
+//! clients that send the whole body before reading still see their 413.
+//!
+//! tiny_http also drops any `connection` header an application sets; responses carrying one
+//! (such as [`Response::payload_too_large`]'s `connection: close`) are written by hand through
+//! the request's writer instead.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -283,19 +286,37 @@ impl Pool {
     }
 }
 
-/// A running HTTP server. Dropping it performs [`Server::close`].
-pub struct Server {
-    local_addr: SocketAddr,
-    shared: Arc<Shared>,
+/// The parts of a running server that shutdown takes apart.
+struct Control {
     tiny: Option<Arc<tiny_http::Server>>,
     stop: Option<Sender<()>>,
     dispatcher_done: Receiver<()>,
     dispatcher: Option<JoinHandle<()>>,
-    grace: Duration,
     report: Option<ShutdownReport>,
 }
 
+/// A running HTTP server. Dropping it performs [`Server::close`].
+pub struct Server {
+    handle: ServerHandle,
+}
+
+/// A cloneable, thread-safe handle on a [`Server`]: statistics and [`ServerHandle::close`]
+/// from any thread. Dropping a handle does nothing.
+#[derive(Clone)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    control: Arc<Mutex<Control>>,
+    grace: Duration,
+}
+
 impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.handle.fmt(f)
+    }
+}
+
+impl std::fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("local_addr", &self.local_addr)
@@ -397,25 +418,72 @@ impl Server {
                 .map_err(io_error)?
         };
         Ok(Server {
-            local_addr,
-            shared,
-            tiny: Some(tiny),
-            stop: Some(stop_tx),
-            dispatcher_done: done_rx,
-            dispatcher: Some(dispatcher),
-            grace: config.shutdown_grace,
-            report: None,
+            handle: ServerHandle {
+                local_addr,
+                shared,
+                control: Arc::new(Mutex::new(Control {
+                    tiny: Some(tiny),
+                    stop: Some(stop_tx),
+                    dispatcher_done: done_rx,
+                    dispatcher: Some(dispatcher),
+                    report: None,
+                })),
+                grace: config.shutdown_grace,
+            },
         })
+    }
+
+    /// A handle for statistics and shutdown from other threads.
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
     }
 
     /// The address actually bound (with the real port when 0 was configured).
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.handle.local_addr
     }
 
     /// Whether the `Host` check is active (loopback bind with [`ServerConfig::host_check`]).
     pub fn checks_host(&self) -> bool {
-        self.shared.host_allow.is_some()
+        self.handle.shared.host_allow.is_some()
+    }
+
+    /// Requests being handled right now (event streams excluded).
+    pub fn in_flight(&self) -> usize {
+        self.handle.in_flight()
+    }
+
+    /// Event streams being written right now.
+    pub fn event_streams(&self) -> usize {
+        self.handle.event_streams()
+    }
+
+    /// Connections abandoned because their declared body was too large to drain safely.
+    pub fn abandoned_connections(&self) -> u64 {
+        self.handle.abandoned_connections()
+    }
+
+    /// Whether shutdown has started.
+    pub fn is_shutting_down(&self) -> bool {
+        self.handle.is_shutting_down()
+    }
+
+    /// Graceful shutdown; see [`ServerHandle::close`].
+    pub fn close(self) -> ShutdownReport {
+        self.handle.close()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.handle.close();
+    }
+}
+
+impl ServerHandle {
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
     }
 
     /// Requests being handled right now (event streams excluded).
@@ -433,7 +501,7 @@ impl Server {
         self.shared.abandoned.load(Ordering::Relaxed)
     }
 
-    /// Whether [`Server::close`] has started.
+    /// Whether shutdown has started.
     pub fn is_shutting_down(&self) -> bool {
         self.shared.shutting_down.load(Ordering::SeqCst)
     }
@@ -441,25 +509,24 @@ impl Server {
     /// Graceful shutdown (VIEWER.md §2.10 step 5): stop accepting connections, answer requests
     /// already queued with 503 `{"error":"shutting down"}`, send every event stream its final
     /// event and close it, let in-flight responses finish, and return within
-    /// [`ServerConfig::shutdown_grace`] whatever clients do. Idempotent.
-    pub fn close(mut self) -> ShutdownReport {
-        self.shutdown()
-    }
-
-    fn shutdown(&mut self) -> ShutdownReport {
-        if let Some(report) = self.report {
+    /// [`ServerConfig::shutdown_grace`] whatever clients do. Idempotent: later and concurrent
+    /// calls return the first call's report. Called from inside a handler, it waits the whole
+    /// grace period (that handler is itself in flight).
+    pub fn close(&self) -> ShutdownReport {
+        let mut control = self.control.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(report) = control.report {
             return report;
         }
         let started = Instant::now();
         let deadline = started + self.grace;
         self.shared.shutting_down.store(true, Ordering::SeqCst);
         // Disconnecting the stop channel wakes every event stream at once.
-        drop(self.stop.take());
-        if let Some(tiny) = self.tiny.take() {
+        drop(control.stop.take());
+        if let Some(tiny) = control.tiny.take() {
             tiny.unblock();
         }
-        if self.dispatcher_done.recv_deadline(deadline).is_ok()
-            && let Some(handle) = self.dispatcher.take()
+        if control.dispatcher_done.recv_deadline(deadline).is_ok()
+            && let Some(handle) = control.dispatcher.take()
         {
             let _ = handle.join();
         }
@@ -470,14 +537,8 @@ impl Server {
             cut_off_requests,
             cut_off_streams,
         };
-        self.report = Some(report);
+        control.report = Some(report);
         report
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.shutdown();
     }
 }
 
@@ -613,6 +674,23 @@ fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
         abandon(shared, rq, status, &headers, &bytes, is_head);
         return;
     }
+    if headers.iter().any(|(n, _)| n == "connection") {
+        // tiny_http drops a `connection` header set by the application; write such responses
+        // (the 413 of HOST.md §10.4 step 2 carries `connection: close`) ourselves.
+        let status = if not_modified { 304 } else { status };
+        if not_modified {
+            headers.retain(|(n, _)| n != "content-type");
+        }
+        write_raw(
+            rq,
+            version,
+            status,
+            &headers,
+            &bytes,
+            is_head || not_modified,
+        );
+        return;
+    }
     let tiny_response = if not_modified {
         // 304 without a body; the content-length is the one a 200 would have had.
         headers.retain(|(n, _)| n != "content-type");
@@ -637,8 +715,47 @@ fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
     let _ = rq.respond(tiny_response);
 }
 
-/// Writes the response through tiny_http's raw stream hand-off and leaks the connection so
-/// that tiny_http never tries to discard the enormous unread body (see the module docs).
+/// Writes a complete response by hand through the request's raw writer. tiny_http first
+/// discards the unread body (at most [`MAX_DRAIN_BYTES`], checked by the caller).
+fn write_raw(
+    rq: tiny_http::Request,
+    version: (u8, u8),
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    omit_body: bool,
+) {
+    let reason = tiny_http::StatusCode(status).default_reason_phrase();
+    let minor = if version >= (1, 1) { 1 } else { 0 };
+    let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
+    for (n, v) in headers
+        .iter()
+        .filter(|(n, v)| header_is_sendable(n, v) && n != "content-length")
+    {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let mut out = rq.into_writer();
+    let _ = out
+        .write_all(head.as_bytes())
+        .and_then(|()| {
+            if omit_body {
+                Ok(())
+            } else {
+                out.write_all(body)
+            }
+        })
+        .and_then(|()| out.flush());
+}
+
+/// Answers a request whose unread declared body is too large to discard safely, through
+/// tiny_http's raw stream hand-off, and leaks the connection so that tiny_http never tries to
+/// discard that body (see the module docs).
+///
+/// tiny_http prints this head itself and refuses `content-length`, `connection` and
+/// `transfer-encoding` there, adding `connection: upgrade` and `upgrade: none`; the body that
+/// follows is therefore delimited only by the connection, which stays open. Clients see the
+/// status and headers at once; this is reserved for declared bodies over 64 MiB.
 fn abandon(
     shared: &Arc<Shared>,
     rq: tiny_http::Request,
@@ -647,16 +764,9 @@ fn abandon(
     body: &[u8],
     is_head: bool,
 ) {
-    let mut headers: Vec<(String, String)> = headers
-        .iter()
-        .filter(|(n, _)| n != "connection" && n != "content-length")
-        .cloned()
-        .collect();
-    headers.push(("content-length".into(), body.len().to_string()));
-    headers.push(("connection".into(), "close".into()));
     let head = tiny_http::Response::new(
         tiny_http::StatusCode(status),
-        tiny_headers(&headers),
+        tiny_headers(headers),
         std::io::empty(),
         Some(0),
         None,

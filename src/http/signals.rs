@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::Receiver;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -100,10 +100,7 @@ impl StopSignals {
 
     /// Like [`StopSignals::wait`] with a timeout; `None` when none arrived in time.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<i32> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(sig) => Some(sig),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.rx.recv_timeout(timeout).ok()
     }
 
     /// The channel carrying the first signal, for `crossbeam_channel::select!`.
