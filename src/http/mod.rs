@@ -48,7 +48,7 @@ pub use codec::{
 pub use policy::{AuthExemption, BearerAuth, HostAllowList, is_loopback_host};
 pub use request::{BodyError, DEFAULT_BODY_LIMIT, Request};
 pub use response::{
-    Body, JSON_CONTENT_TYPE, Response, TEXT_CONTENT_TYPE, etag_for, if_none_match_matches,
+    JSON_CONTENT_TYPE, Response, TEXT_CONTENT_TYPE, etag_for, if_none_match_matches,
 };
 pub use router::{Handler, Router};
 pub use server::{BindError, MAX_DRAIN_BYTES, Server, ServerConfig, ServerHandle, ShutdownReport};

@@ -14,7 +14,7 @@ pub const JSON_CONTENT_TYPE: &str = "application/json; charset=utf-8";
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; charset=utf-8";
 
 /// The body of a [`Response`].
-pub enum Body {
+pub(crate) enum Body {
     /// A complete body sent with a `content-length`.
     Bytes(Vec<u8>),
     /// A server-sent-events stream: the server writes the head and `initial` events, then
