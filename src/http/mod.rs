@@ -1,1 +1,56 @@
-//! (room `http`; see ARCHITECTURE.md)
+//! (room `http`; see ARCHITECTURE.md) A small, domain-free HTTP layer on `tiny_http`, shared by
+//! the viewer's server (VIEWER.md §6) and the host daemon (HOST.md §10).
+//!
+//! - [`Server`] binds (typed [`BindError`]s), dispatches requests to a bounded set of worker
+//!   threads (more than [`ServerConfig::max_in_flight`] at once → 503 `{"error":"busy"}`),
+//!   applies the loopback `Host` check, adds `x-content-type-options: nosniff` and
+//!   `cache-control`, answers matching `If-None-Match` with 304, streams server-sent events and
+//!   shuts down gracefully within a bounded time.
+//! - [`Router`] maps exact paths and prefixes (with the remainder captured) to handlers, answers
+//!   405 with `allow`, checks an optional bearer token and reads-and-discards GET bodies.
+//! - [`Request`] / [`Response`] carry the target, headers, a size-limited body and JSON helpers.
+//! - [`SseHub`] broadcasts [`SseEvent`]s to every open event stream.
+//! - [`StaticAssets`] serves embedded files with VIEWER.md §6.7 path normalization.
+//! - [`install_stop_signals`] turns SIGINT/SIGTERM into a graceful stop, and a second signal
+//!   into an immediate exit.
+//!
+//! A minimal server:
+//! ```no_run
+//! use reactor::http::{Response, Router, Server, ServerConfig, SseConfig, SseEvent, SseHub};
+//! let hub = SseHub::new(SseConfig::default());
+//! let events = hub.clone();
+//! let router = Router::new()
+//!     .only_methods(&["GET"])
+//!     .get("/api/state", |_rq| Response::json(200, &serde_json::json!({"frames": 0})).with_etag())
+//!     .get("/events", move |_rq| events.respond(&[SseEvent::comment("connected"), SseEvent::retry(3000)]));
+//! let server = Server::start(ServerConfig { port: 0, ..ServerConfig::default() }, router)?;
+//! println!("open http://{}/", server.local_addr());
+//! hub.broadcast(&SseEvent::named("reset", r#"{"reason":"x","frames":0}"#));
+//! let report = server.close(); // within 1 s, even with clients on /events
+//! assert!(report.elapsed.as_secs() < 2);
+//! # Ok::<(), reactor::http::BindError>(())
+//! ```
+
+mod assets;
+mod codec;
+mod policy;
+mod request;
+mod response;
+mod router;
+mod server;
+mod signals;
+mod sse;
+
+pub use assets::{StaticAssets, content_type_for, normalize_asset_path};
+pub use codec::{
+    DecodeError, Query, decode_path_segments, form_decode, percent_decode, split_target,
+};
+pub use policy::{AuthExemption, BearerAuth, HostAllowList, is_loopback_host};
+pub use request::{BodyError, DEFAULT_BODY_LIMIT, Request};
+pub use response::{
+    JSON_CONTENT_TYPE, Response, TEXT_CONTENT_TYPE, etag_for, if_none_match_matches,
+};
+pub use router::{Handler, Router};
+pub use server::{BindError, MAX_DRAIN_BYTES, Server, ServerConfig, ServerHandle, ShutdownReport};
+pub use signals::{SecondSignal, SignalError, StopSignals, install_stop_signals};
+pub use sse::{SseConfig, SseError, SseEvent, SseHub, SseSubscription};
