@@ -293,6 +293,7 @@
   function extendPre() {
     const pre = S.pre;
     const frames = S.snap.frames;
+    const nzNew = [];
     for (let i = pre.n; i < frames.length; i++) {
       const f = normFrame(frames[i], i);
       frames[i] = f;
@@ -313,7 +314,7 @@
         b.fresh.push(b.fresh[i] + (hit ? fr : 0));
         b.reused.push(b.reused[i] + (hit ? ru : 0));
       }
-      if (fr > 0) sortedInsert(pre.nzFresh, fr);
+      if (fr > 0) nzNew.push(fr);
       drainStep(pre, f, i);
       if (pre.firstEdge === null && f.edgesToLight.length) {
         pre.firstEdge = edgeKey(f.edgesToLight[0]);
@@ -323,6 +324,9 @@
       pre.caption.push(computeCaption(pre, f, i, inCold));
     }
     pre.n = frames.length;
+    // sorted non-zero fresh values (fresh-spike median, §8.5): one sort for a big batch, insertion for live frames
+    if (nzNew.length > 64) pre.nzFresh = pre.nzFresh.concat(nzNew).sort((a, b) => a - b);
+    else for (const v of nzNew) sortedInsert(pre.nzFresh, v);
   }
 
   // A drain opens on a rendered external frame (or frame 0 if rendered), extends over consecutive

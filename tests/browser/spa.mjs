@@ -118,7 +118,14 @@ const watchdog = setTimeout(() => {
 
 async function main() {
   // The server's own view, fetched independently of the page.
-  const state = await getJSON('/api/state');
+  let state;
+  try {
+    state = await getJSON('/api/state');
+  } catch (err) {
+    const why = err && err.cause && err.cause.code ? err.cause.code : err && err.message ? err.message : String(err);
+    check(false, `the viewer answers at ${new URL('/api/state', base).href} (${why})`);
+    return;
+  }
   if (!check(state.status === 200 && state.body && Array.isArray(state.body.frames), `GET /api/state answers 200 with a snapshot (got ${state.status})`)) return;
   const snap = state.body;
   const F = snap.frames.length;
@@ -169,6 +176,12 @@ async function run(context, snap, F) {
     if (u.pathname === '/events' && f && /ERR_ABORTED/.test(f.errorText)) return;
     failedRequests.push(`${req.method()} ${req.url()}: ${f ? f.errorText : 'failed'}`);
   });
+  const foreign = [];
+  page.on('request', (req) => {
+    const u = req.url();
+    if (u.startsWith('data:')) return;
+    if (new URL(u).origin !== base.origin) foreign.push(u);
+  });
   page.on('response', (res) => {
     const u = new URL(res.url());
     if (res.status() < 400) return;
@@ -201,7 +214,7 @@ async function run(context, snap, F) {
   }));
   const drawnNodes = new Set(drawn.nodes);
   const missing = snap.nodes.map((n) => n.id).filter((id) => !drawnNodes.has(id));
-  check(missing.length === 0 && snap.nodes.length > 0 ? true : missing.length === 0, `every snapshot node is drawn as [data-node] (missing: ${missing.join(', ') || 'none'})`);
+  check(missing.length === 0, `every snapshot node is drawn as [data-node] (missing: ${missing.join(', ') || 'none'})`);
   check(drawn.nodes.length === drawnNodes.size, 'no node is drawn twice');
   for (const f of snap.frames.slice(0, 2000)) {
     if (!drawnNodes.has(f.node)) {
@@ -248,7 +261,7 @@ async function run(context, snap, F) {
     note('skipped: stepping, inspector and timeline checks — the ledger has no receipt');
   } else {
     // → key: frame 0
-    await page.locator('body').click({ position: { x: 5, y: 60 } }).catch(() => {});
+    await page.evaluate(() => document.activeElement && document.activeElement.blur && document.activeElement.blur());
     await page.keyboard.press('ArrowRight');
     const r0 = await readout();
     check(r0.startsWith(`frame 0/${F - 1} · ${nameOf(snap, snap.frames[0].node)} · ${snap.frames[0].status}`), `→ steps to frame 0 (readout "${r0}")`);
@@ -319,6 +332,17 @@ async function run(context, snap, F) {
     const wm = (await page.textContent('#insp-body')) || '';
     check(/files ·|no stored version for this frame/.test(wm) && !/error:/.test(wm), `the World-model tab shows files or "no stored version" (got "${wm.slice(0, 120)}")`);
 
+    // A timeline row click while the inspector is open shows that frame in it.
+    const other = head > 0 ? head - 1 : Math.min(F - 1, head + 1);
+    await page.click('.insp-tabs [data-tab="receipt"]');
+    const otherRow = page.locator(`#timeline [data-frame="${other}"]`);
+    if (other !== head && (await otherRow.count())) {
+      await otherRow.click();
+      const sub2 = await page.textContent('#insp-sub');
+      check(sub2.includes(`frame ${other}`) && sub2.includes(snap.frames[other].node), `with the inspector open, timeline row ${other} shows that frame (got "${sub2}")`);
+      check((await readout()).startsWith(`frame ${other}/`), `with the inspector open, timeline row ${other} jumps there`);
+    }
+
     await page.keyboard.press('Escape');
     check((await page.getAttribute('#inspector', 'class')).includes('closed'), 'Escape closes the inspector');
 
@@ -373,6 +397,7 @@ async function run(context, snap, F) {
   await page.waitForTimeout(300);
   closing = true;
   check(consoleErrors.length === 0, `no console errors${consoleErrors.length ? `: ${consoleErrors.slice(0, 5).join(' | ')}` : ''}`);
+  check(foreign.length === 0, `no request leaves the viewer's origin${foreign.length ? `: ${foreign.slice(0, 5).join(' | ')}` : ''}`);
   check(failedRequests.length === 0, `no failed requests${failedRequests.length ? `: ${failedRequests.slice(0, 5).join(' | ')}` : ''}`);
 }
 
