@@ -28,15 +28,25 @@ fn receipt(i: u64) -> Receipt {
         6..=8 => Status::Skipped,
         _ => Status::Failed,
     };
-    let source = [WakeSource::Input, WakeSource::External, WakeSource::SelfWake][(i % 3) as usize];
+    let source = [
+        WakeSource::Input,
+        WakeSource::External,
+        WakeSource::SelfWake,
+    ][(i % 3) as usize];
     let mut diff = Object::new();
     let (fresh, reused) = match status {
         Status::Rendered => {
-            diff.insert("summary", Value::str(format!("revision {i} of the node's truth")));
+            diff.insert(
+                "summary",
+                Value::str(format!("revision {i} of the node's truth")),
+            );
             (180 * (1 + i % 9), 240 + 40 * (i % 9))
         }
         Status::Failed => {
-            diff.insert("failure_reason", Value::str("postconditions failed: has-prices (tripped)"));
+            diff.insert(
+                "failure_reason",
+                Value::str("postconditions failed: has-prices (tripped)"),
+            );
             (0, 0)
         }
         Status::Skipped => (0, 0),
@@ -48,7 +58,11 @@ fn receipt(i: u64) -> Receipt {
         status,
         wake: Wake {
             source,
-            refs: if source == WakeSource::Input { vec![h(format!("ref-{i}"))] } else { vec![] },
+            refs: if source == WakeSource::Input {
+                vec![h(format!("ref-{i}"))]
+            } else {
+                vec![]
+            },
         },
         input_fingerprints: (0..(n % 4)).map(|k| h(format!("in-{i}-{k}"))).collect(),
         fingerprints: Fingerprints(vec![
@@ -58,8 +72,16 @@ fn receipt(i: u64) -> Receipt {
         semantic_diff: diff,
         prev: None,
         cost: Cost {
-            provider: if fresh > 0 { "fixture".into() } else { "none".into() },
-            model: if fresh > 0 { "deterministic-fake".into() } else { "none".into() },
+            provider: if fresh > 0 {
+                "fixture".into()
+            } else {
+                "none".into()
+            },
+            model: if fresh > 0 {
+                "deterministic-fake".into()
+            } else {
+                "none".into()
+            },
             fresh,
             reused,
             surprise_cause: source,
@@ -80,7 +102,11 @@ fn generate(dir: &Path, n: u64) {
             wake_source: Some(WakeSource::Input),
         });
         if i > 0 {
-            topo.edges.push(Edge::new(&node_name(i - 1), &node_name(i), if i % 2 == 0 { "facet" } else { "@atomic" }));
+            topo.edges.push(Edge::new(
+                &node_name(i - 1),
+                &node_name(i),
+                if i % 2 == 0 { "facet" } else { "@atomic" },
+            ));
         }
     }
     std::fs::create_dir_all(dir.join("compile")).unwrap();
@@ -113,7 +139,10 @@ fn main() {
     eprintln!("generating a 100,000-receipt ledger …");
     generate(&big, 100_000);
     let size = std::fs::metadata(big.join("receipts.json")).unwrap().len();
-    println!("ledger: 100000 receipts, {:.1} MiB", size as f64 / 1048576.0);
+    println!(
+        "ledger: 100000 receipts, {:.1} MiB",
+        size as f64 / 1048576.0
+    );
 
     // 1. describe --json vs jq -c .
     let describe = best_of(3, || {
@@ -156,8 +185,14 @@ fn main() {
     std::fs::create_dir_all(&small).unwrap();
     let first = time_appends(&small, 0, 1000);
     let late = time_appends(&big, 100_000, 1000);
-    println!("append receipts 1–1,000:         {:.3} s", first.as_secs_f64());
-    println!("append receipts 100,001–101,000: {:.3} s", late.as_secs_f64());
+    println!(
+        "append receipts 1–1,000:         {:.3} s",
+        first.as_secs_f64()
+    );
+    println!(
+        "append receipts 100,001–101,000: {:.3} s",
+        late.as_secs_f64()
+    );
     println!(
         "RATIO late/early appends = {:.2}x (goal <= 1.5x)",
         late.as_secs_f64() / first.as_secs_f64()

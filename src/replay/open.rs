@@ -253,8 +253,9 @@ pub struct OpenedStateDir {
     pub torn: Option<TornTail>,
     /// True when `receipts.json` exists with zero bytes.
     pub zero_length: bool,
-    /// Byte length of the complete prefix (live follow resumes after it).
-    pub committed_prefix: usize,
+    /// Offset just after the last complete element of `receipts.json` (live follow resumes
+    /// parsing there).
+    pub end_of_complete: usize,
     /// Dollar rates.
     pub options: OpenStateDirOptions,
 }
@@ -342,16 +343,16 @@ pub fn open_source(
     let bytes = source
         .read(layout::RECEIPTS_FILE)
         .map_err(|e| OpenError::Io(format!("cannot read receipts.json: {e}")))?;
-    let (raw, torn, zero_length, committed_prefix) = match bytes {
+    let (raw, torn, zero_length, end_of_complete) = match bytes {
         None => (Vec::new(), None, false, 0),
         Some(b) => {
             let read = ledger::read_ledger(&b)?;
-            let prefix = if read.torn.is_some() {
-                read.end_of_complete
-            } else {
-                b.len()
-            };
-            (read.receipts, read.torn, read.zero_length, prefix)
+            (
+                read.receipts,
+                read.torn,
+                read.zero_length,
+                read.end_of_complete,
+            )
         }
     };
     let mut projected = Vec::with_capacity(raw.len());
@@ -386,7 +387,7 @@ pub fn open_source(
         synthetic,
         torn,
         zero_length,
-        committed_prefix,
+        end_of_complete,
         options: *opts,
     })
 }

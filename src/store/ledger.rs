@@ -174,6 +174,68 @@ pub fn read_ledger(bytes: &[u8]) -> Result<LedgerRead, LedgerError> {
     Ok(out)
 }
 
+/// Parses the bytes of a ledger after a known complete prefix (live follow, VIEWER.md §6.6).
+/// `tail` starts right after the last complete element the reader already has (or right after
+/// the opening `[` when it has none, `had_elements` false). Returns the new complete elements,
+/// the number of tail bytes they span (so the next read starts after them), and whether the
+/// tail ends torn. Errors: [`LedgerError::Corrupt`] (offsets are relative to `tail`).
+pub fn read_ledger_tail(
+    tail: &[u8],
+    had_elements: bool,
+) -> Result<(Vec<Value>, usize, bool), LedgerError> {
+    let mut len = tail.len();
+    while len > 0 && tail[len - 1] == 0 {
+        len -= 1;
+    }
+    let input = &tail[..len];
+    let mut p = Parser::new(input);
+    let mut out = Vec::new();
+    let mut consumed = 0usize;
+    let mut need_comma = had_elements;
+    loop {
+        p.skip_ws();
+        match p.peek() {
+            None => return Ok((out, consumed, true)),
+            Some(b']') => {
+                p.pos += 1;
+                p.skip_ws();
+                if p.pos < input.len() {
+                    return Err(LedgerError::Corrupt {
+                        offset: p.pos,
+                        message: "unexpected data after the closing ]".to_string(),
+                    });
+                }
+                return Ok((out, consumed, false));
+            }
+            Some(b',') if need_comma => {
+                p.pos += 1;
+                p.skip_ws();
+            }
+            Some(_) if !need_comma => {}
+            Some(b) => {
+                return Err(LedgerError::Corrupt {
+                    offset: p.pos,
+                    message: format!("unexpected character '{}' in array", b as char),
+                });
+            }
+        }
+        match p.parse_value() {
+            Ok(v) => {
+                out.push(v);
+                consumed = p.pos;
+                need_comma = true;
+            }
+            Err(e) if e.kind == ParseErrorKind::Eof => return Ok((out, consumed, true)),
+            Err(e) => {
+                return Err(LedgerError::Corrupt {
+                    offset: e.offset,
+                    message: e.message(),
+                });
+            }
+        }
+    }
+}
+
 /// True when `bytes` is exactly the committed form: `[` + canonical elements joined by `,` +
 /// `]\n` (FORMATS.md §11.1).
 pub fn is_committed_form(bytes: &[u8], read: &LedgerRead) -> bool {
@@ -565,6 +627,22 @@ mod tests {
         assert!(!is_committed_form(pretty, &r));
         let canon = b"[{\"a\":1}]\n";
         assert!(is_committed_form(canon, &read_ledger(canon).unwrap()));
+    }
+
+    #[test]
+    fn tail_reader() {
+        let full = b"[{\"a\":1},{\"b\":2},{\"c\":3}]\n";
+        let r = read_ledger(b"[{\"a\":1}]\n").unwrap();
+        let (new, consumed, torn) = read_ledger_tail(&full[r.end_of_complete..], true).unwrap();
+        assert_eq!(new.len(), 2);
+        assert!(!torn);
+        assert_eq!(r.end_of_complete + consumed, full.len() - 2);
+        let (new, _, torn) = read_ledger_tail(b",{\"b\":2},{\"c\"", true).unwrap();
+        assert_eq!((new.len(), torn), (1, true));
+        let (new, _, torn) = read_ledger_tail(b"{\"a\":1}]\n", false).unwrap();
+        assert_eq!((new.len(), torn), (1, false));
+        assert!(read_ledger_tail(b"]x", true).is_err());
+        assert!(read_ledger_tail(b"{}", true).is_err());
     }
 
     #[test]

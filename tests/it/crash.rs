@@ -11,7 +11,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use reactor::format::json::{Object, Value};
-use reactor::format::receipt::{Cost, Fingerprints, Receipt, Status, Wake, WakeSource, verify_receipt_chain};
+use reactor::format::receipt::{
+    Cost, Fingerprints, Receipt, Status, Wake, WakeSource, verify_receipt_chain,
+};
 use reactor::store::ledger::{Ledger, OpenNote, is_committed_form, read_ledger};
 use reactor::store::lock::StateLock;
 
@@ -38,7 +40,9 @@ fn receipt(node: &str, i: u64, pad: usize) -> Receipt {
 #[ignore = "child-process entry point of the SIGKILL crash test (run by that test, not directly)"]
 fn crash_writer_child() {
     let Ok(dir) = std::env::var("REACTOR_CRASH_CHILD_DIR") else {
-        panic!("REACTOR_CRASH_CHILD_DIR is not set: this entry point only runs as the crash test's child");
+        panic!(
+            "REACTOR_CRASH_CHILD_DIR is not set: this entry point only runs as the crash test's child"
+        );
     };
     let dir = Path::new(&dir);
     let _lock = StateLock::acquire(dir).unwrap();
@@ -47,7 +51,9 @@ fn crash_writer_child() {
     let stdout = std::io::stdout();
     for i in start.. {
         let node = ["alpha", "beta", "gamma"][(i % 3) as usize];
-        let r = ledger.append(receipt(node, i, (i as usize * 977) % 20000)).unwrap();
+        let r = ledger
+            .append(receipt(node, i, (i as usize * 977) % 20000))
+            .unwrap();
         // Acknowledged: the append returned after fdatasync.
         let mut out = stdout.lock();
         writeln!(out, "ACK {}", r.content_hash).unwrap();
@@ -58,7 +64,10 @@ fn crash_writer_child() {
 fn check_dir(dir: &Path, acknowledged: &[String]) {
     let (_, notes) = Ledger::open(dir).unwrap();
     for n in &notes {
-        assert!(matches!(n, OpenNote::Created | OpenNote::Repaired { .. }), "{n:?}");
+        assert!(
+            matches!(n, OpenNote::Created | OpenNote::Repaired { .. }),
+            "{n:?}"
+        );
     }
     let bytes = std::fs::read(dir.join("receipts.json")).unwrap();
     let read = read_ledger(&bytes).unwrap();
@@ -67,14 +76,20 @@ fn check_dir(dir: &Path, acknowledged: &[String]) {
     let hashes: std::collections::HashSet<String> = read
         .receipts
         .iter()
-        .filter_map(|v| v.get("content_hash").and_then(Value::as_str).map(str::to_string))
+        .filter_map(|v| {
+            v.get("content_hash")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
         .collect();
     for h in acknowledged {
         assert!(hashes.contains(h), "acknowledged receipt {h} was lost");
     }
     let mut by: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for v in read.receipts {
-        by.entry(v.get("node").and_then(Value::as_str).unwrap().to_string()).or_default().push(v);
+        by.entry(v.get("node").and_then(Value::as_str).unwrap().to_string())
+            .or_default()
+            .push(v);
     }
     for (n, chain) in by {
         let verdict = verify_receipt_chain(&chain);
@@ -91,7 +106,13 @@ fn sigkill_writer_at_random_moments() {
     let mut repaired = 0;
     for round in 0..60 {
         let mut child = Command::new(&exe)
-            .args(["--ignored", "--exact", "crash::crash_writer_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--ignored",
+                "--exact",
+                "crash::crash_writer_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("REACTOR_CRASH_CHILD_DIR", d.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -111,15 +132,29 @@ fn sigkill_writer_at_random_moments() {
             }
         }
         let status = child.wait().unwrap();
-        assert!(!status.success(), "round {round}: the child should have been killed");
+        assert!(
+            !status.success(),
+            "round {round}: the child should have been killed"
+        );
         let before = std::fs::read(d.path().join("receipts.json")).unwrap_or_default();
-        if !before.is_empty() && read_ledger(&before).map(|r| r.torn.is_some()).unwrap_or(false) {
+        if !before.is_empty()
+            && read_ledger(&before)
+                .map(|r| r.torn.is_some())
+                .unwrap_or(false)
+        {
             repaired += 1;
         }
         check_dir(d.path(), &acknowledged);
     }
-    assert!(acknowledged.len() > 60, "the writer acknowledged only {} receipts", acknowledged.len());
-    eprintln!("crash test: {} acknowledged receipts survived 60 SIGKILLs ({repaired} torn tails repaired)", acknowledged.len());
+    assert!(
+        acknowledged.len() > 60,
+        "the writer acknowledged only {} receipts",
+        acknowledged.len()
+    );
+    eprintln!(
+        "crash test: {} acknowledged receipts survived 60 SIGKILLs ({repaired} torn tails repaired)",
+        acknowledged.len()
+    );
 }
 
 proptest! {

@@ -5,5 +5,6 @@ mod support;
 mod compat;
 mod core_invariants;
 mod crash;
+mod http_layer;
 mod model_providers;
 mod simple_formats;

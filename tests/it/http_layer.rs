@@ -1186,11 +1186,12 @@ fn synthetic_requests_run_routers_without_sockets() {
 const CHILD_ENV: &str = "REACTOR_HTTP_SIGNAL_CHILD";
 
 #[test]
+#[ignore = "child-process entry point of first_signal_stops_second_signal_exits (run by that test)"]
 fn signal_child_process() {
-    if std::env::var_os(CHILD_ENV).is_none() {
-        eprintln!("skipped: runs only as the child of first_signal_stops_second_signal_exits");
-        return;
-    }
+    assert!(
+        std::env::var_os(CHILD_ENV).is_some(),
+        "runs only as the child of first_signal_stops_second_signal_exits"
+    );
     let signals = install_stop_signals(SecondSignal::Exit {
         code: 7,
         message: Some("second signal: abandoning".to_owned()),
@@ -1211,8 +1212,9 @@ fn first_signal_stops_second_signal_exits() {
     let exe = std::env::current_exe().unwrap();
     let out = std::process::Command::new(exe)
         .args([
+            "--ignored",
             "--exact",
-            "signal_child_process",
+            "http_layer::signal_child_process",
             "--nocapture",
             "--test-threads=1",
         ])
