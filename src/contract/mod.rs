@@ -40,7 +40,7 @@ pub const MAX_CONTRACT_BYTES: u64 = 8 * 1024 * 1024;
 /// load error rather than a compile-time file-system failure.
 pub const MAX_NODE_ID_BYTES: usize = 120;
 
-/// The front-matter suffix every contract file name carries.
+/// The file-name suffix of every contract (`*.prose.md`, RUNTIME.md §2.1).
 pub const CONTRACT_SUFFIX: &str = ".prose.md";
 
 /// A contract's kind (RUNTIME.md §2.4). `responsibility` when front matter names none.
@@ -385,7 +385,8 @@ pub enum ContractError {
 }
 
 impl ContractError {
-    /// The relative contract path (or directory) the error names.
+    /// The relative contract path (or, for directory-level errors, the directory) the error
+    /// names; for a duplicate id, the second file.
     pub fn path(&self) -> &str {
         match self {
             ContractError::Io { path, .. }

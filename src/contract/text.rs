@@ -630,8 +630,8 @@ mod tests {
     }
 
     #[test]
-    fn facets_of_an_empty_maintains_section_are_still_read() {
-        // `#### ` alone is an (invalid) facet heading even though the trimmed body is `####`.
+    fn a_bare_facet_heading_is_an_error() {
+        // `#### ` alone is an (empty, invalid) facet heading although the body reads `####`.
         assert!(parse("### Maintains\n#### \n").is_err());
     }
 
