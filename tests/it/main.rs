@@ -3,6 +3,7 @@
 mod support;
 
 mod compat;
+mod contracts;
 mod core_invariants;
 mod crash;
 mod http_layer;

@@ -307,7 +307,7 @@ fn fingerprints_are_stable_across_processes() {
     for _ in 0..2 {
         let out = Command::new(&exe)
             .args([
-                "fingerprint_probe_child",
+                "contracts::fingerprint_probe_child",
                 "--exact",
                 "--ignored",
                 "--nocapture",
