@@ -6,6 +6,7 @@ mod compat;
 mod contracts;
 mod core_invariants;
 mod crash;
+mod devtools;
 mod http_layer;
 mod model_providers;
 mod simple_formats;
