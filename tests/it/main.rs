@@ -2,6 +2,7 @@
 
 mod support;
 
+mod browser;
 mod compat;
 mod contracts;
 mod core_invariants;
