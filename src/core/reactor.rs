@@ -18,7 +18,7 @@ use crate::format::receipt::{Cost, Fingerprints, Receipt, Status, Wake, WakeSour
 use crate::format::sanitize::sanitize_reason;
 use crate::store::ledger::{Ledger, LedgerError, OpenNote, SyncPolicy};
 use crate::store::registry::{Registry, RegistryError};
-use crate::store::worldmodel::WorldModelStore;
+use crate::store::worldmodel::{Durability, WorldModelStore};
 
 /// Infrastructure errors (RUNTIME.md §7.10): the drain stops, no receipt is written for them.
 #[derive(Debug, thiserror::Error)]
@@ -225,7 +225,10 @@ impl Reactor {
         let (mut ledger, notes) = Ledger::open(state_dir)?;
         ledger.set_policy(options.sync);
         let registry = Registry::read(state_dir)?;
-        let store = WorldModelStore::new(state_dir);
+        let store = WorldModelStore::new(state_dir).with_durability(match options.sync {
+            SyncPolicy::EveryAppend => Durability::Immediate,
+            SyncPolicy::Group => Durability::Deferred,
+        });
         let mut cursors: HashMap<String, BTreeSet<String>> = HashMap::new();
         if let Some(Value::Object(c)) = registry.root.get("gateway_cursors") {
             for (k, v) in c.iter() {
@@ -311,9 +314,16 @@ impl Reactor {
         lock(&self.state).ledger.len()
     }
 
-    /// Makes pending appends durable (group commit policy).
+    /// Makes a group commit durable: world-model files first (one `syncfs`), then the ledger's
+    /// buffered receipts (one write, one `fdatasync`). A no-op under the per-receipt policy.
     pub fn sync(&self) -> Result<(), CoreError> {
-        lock(&self.state).ledger.sync()?;
+        let mut st = lock(&self.state);
+        if st.ledger.has_pending() {
+            self.store
+                .flush()
+                .map_err(|e| CoreError::Store(format!("cannot make world-models durable: {e}")))?;
+            st.ledger.sync()?;
+        }
         Ok(())
     }
 
@@ -572,9 +582,14 @@ impl Reactor {
 
     /// Drains `seeds` and everything they wake, to quiescence (RUNTIME.md §7.7). One drain runs
     /// at a time per reactor.
+    ///
+    /// Under the group-commit policy the drain's writes are made durable once, at its end, before
+    /// it returns; nothing it wrote is acknowledged earlier.
     pub fn drain(&self, seeds: Vec<(String, Wake)>) -> Result<Vec<ReconcileResult>, CoreError> {
         let _guard = lock(&self.drain_lock);
-        self.drain_locked(seeds)
+        let results = self.drain_locked(seeds);
+        self.sync()?;
+        results
     }
 
     fn drain_locked(&self, seeds: Vec<(String, Wake)>) -> Result<Vec<ReconcileResult>, CoreError> {
@@ -832,7 +847,12 @@ impl Reactor {
             content_hash: String::new(),
         };
         let r = self.append(&mut st, r)?;
-        st.ledger.sync()?;
+        if st.ledger.has_pending() {
+            self.store
+                .flush()
+                .map_err(|e| CoreError::Store(format!("cannot make world-models durable: {e}")))?;
+            st.ledger.sync()?;
+        }
         let ids = st.cursors.entry(source_id.to_string()).or_default();
         ids.insert(arrival.id);
         let snapshot: Vec<String> = ids.iter().cloned().collect();

@@ -44,6 +44,44 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     res
 }
 
+/// Writes `bytes` to `target` through a temporary file and a rename, **without** fsync: the
+/// group-commit path ([`crate::store::worldmodel::Durability::Deferred`]), made durable later by
+/// [`sync_filesystem`] before any receipt naming the file reaches the ledger.
+pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_path_for(target);
+    let res = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        drop(f);
+        fs::rename(&tmp, target)
+    })();
+    if res.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    res
+}
+
+unsafe extern "C" {
+    fn syncfs(fd: i32) -> i32;
+}
+
+/// Flushes every dirty file and directory of the file system holding `dir` to stable storage
+/// (Linux `syncfs(2)`): one call makes a whole group of deferred writes durable.
+pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let d = File::open(dir)?;
+    // SAFETY: `syncfs` only reads the descriptor, which stays open for the call.
+    let rc = unsafe { syncfs(d.as_raw_fd()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Like [`write_atomic`], but does nothing when `target` already exists (content-addressed,
 /// immutable files: FORMATS.md §14.3). Returns true when the file was created.
 pub fn write_atomic_if_absent(target: &Path, bytes: &[u8]) -> io::Result<bool> {

@@ -325,8 +325,10 @@ impl OpenNote {
 pub enum SyncPolicy {
     /// `sync_data` after every append, before it is acknowledged (the default).
     EveryAppend,
-    /// Appends are written immediately but synced by [`Ledger::sync`] (group commit); callers
-    /// must not acknowledge anything to the outside world before that call returns.
+    /// Group commit: appends are indexed in memory and buffered; [`Ledger::sync`] writes the
+    /// whole buffer in one write and one `fdatasync`. Nothing of a group reaches the file before
+    /// `sync`, so world-model files made durable just before `sync` always precede the receipts
+    /// that name them. Callers must not acknowledge anything before `sync` returns.
     Group,
 }
 
@@ -340,7 +342,7 @@ pub struct Ledger {
     last: HashMap<String, Receipt>,
     poisoned: bool,
     policy: SyncPolicy,
-    unsynced: bool,
+    pending: Vec<u8>,
     buf: Vec<u8>,
 }
 
@@ -436,7 +438,7 @@ impl Ledger {
                 last: index,
                 poisoned: false,
                 policy: SyncPolicy::EveryAppend,
-                unsynced: false,
+                pending: Vec::new(),
                 buf: Vec::with_capacity(2048),
             },
             notes,
@@ -464,7 +466,7 @@ impl Ledger {
                 last,
                 poisoned: false,
                 policy: SyncPolicy::EveryAppend,
-                unsynced: false,
+                pending: Vec::new(),
                 buf: Vec::with_capacity(2048),
             },
             notes,
@@ -506,26 +508,42 @@ impl Ledger {
         }
         receipt.prev = self.last.get(&receipt.node).map(|r| r.content_hash.clone());
         receipt.stamp().map_err(|_| LedgerError::NonFinite)?;
+        let body = receipt
+            .canonical_bytes()
+            .map_err(|_| LedgerError::NonFinite)?;
+        if self.policy == SyncPolicy::Group {
+            if self.count > 0 {
+                self.pending.push(b',');
+            }
+            self.pending.extend_from_slice(&body);
+            self.count += 1;
+            self.last.insert(receipt.node.clone(), receipt.clone());
+            return Ok(receipt);
+        }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         if self.count > 0 {
             buf.push(b',');
         }
-        let body = receipt
-            .canonical_bytes()
-            .map_err(|_| LedgerError::NonFinite)?;
         buf.extend_from_slice(&body);
         buf.extend_from_slice(b"]\n");
+        let res = self.write_committed(&buf);
+        self.buf = buf;
+        res?;
+        self.count += 1;
+        self.last.insert(receipt.node.clone(), receipt.clone());
+        Ok(receipt)
+    }
+
+    /// Writes `bytes` (ending in `]\n`) over the closing `]\n` and syncs; restores the committed
+    /// state on failure (poisoning the handle if even that fails).
+    fn write_committed(&mut self, bytes: &[u8]) -> Result<(), LedgerError> {
         let at = self.committed_len - 2;
-        let res = self.file.write_all_at(&buf, at).and_then(|()| {
-            if self.policy == SyncPolicy::EveryAppend {
-                self.file.sync_data()
-            } else {
-                Ok(())
-            }
-        });
+        let res = self
+            .file
+            .write_all_at(bytes, at)
+            .and_then(|()| self.file.sync_data());
         if let Err(e) = res {
-            // Restore the committed state.
             let restore = self
                 .file
                 .write_all_at(b"]\n", at)
@@ -534,31 +552,37 @@ impl Ledger {
             if restore.is_err() {
                 self.poisoned = true;
             }
-            self.buf = buf;
             return Err(LedgerError::Io {
                 context: format!("cannot append to {}", self.path.display()),
                 source: e,
             });
         }
-        self.committed_len = at + buf.len() as u64;
-        self.count += 1;
-        if self.policy == SyncPolicy::Group {
-            self.unsynced = true;
-        }
-        self.buf = buf;
-        self.last.insert(receipt.node.clone(), receipt.clone());
-        Ok(receipt)
+        self.committed_len = at + bytes.len() as u64;
+        Ok(())
     }
 
-    /// Makes every append durable (group commit). A no-op when nothing is pending.
+    /// Makes every buffered append durable (group commit): one write, one `fdatasync`. A no-op
+    /// when nothing is pending. On failure the in-memory index is ahead of the file, so the
+    /// handle is poisoned (reopen to continue).
     pub fn sync(&mut self) -> Result<(), LedgerError> {
-        if self.unsynced {
-            self.file
-                .sync_data()
-                .map_err(io_err(format!("cannot sync {}", self.path.display())))?;
-            self.unsynced = false;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(b"]\n");
+        if let Err(e) = self.write_committed(&bytes) {
+            self.poisoned = true;
+            return Err(e);
         }
         Ok(())
+    }
+
+    /// True when group-commit appends are waiting for [`Ledger::sync`].
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 }
 

@@ -128,10 +128,21 @@ impl<'a> WorldModelReader<'a> {
     }
 }
 
+/// When world-model writes become durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Every file: temp + fsync + rename + directory fsync before `commit` returns.
+    Immediate,
+    /// Group commit: temp + rename only; [`WorldModelStore::flush`] makes the whole group
+    /// durable with one `syncfs(2)`, and the ledger's group is written only after that.
+    Deferred,
+}
+
 /// Write access to `<state-dir>/world-models/` (writers hold the state-dir lock).
 #[derive(Clone, Debug)]
 pub struct WorldModelStore {
     root: PathBuf,
+    durability: Durability,
 }
 
 impl WorldModelStore {
@@ -139,6 +150,29 @@ impl WorldModelStore {
     pub fn new(state_dir: &Path) -> WorldModelStore {
         WorldModelStore {
             root: state_dir.join(layout::WORLD_MODELS_DIR),
+            durability: Durability::Immediate,
+        }
+    }
+
+    /// Sets the durability mode.
+    pub fn with_durability(mut self, durability: Durability) -> WorldModelStore {
+        self.durability = durability;
+        self
+    }
+
+    /// Makes deferred writes durable (a no-op in immediate mode).
+    pub fn flush(&self) -> std::io::Result<()> {
+        match self.durability {
+            Durability::Immediate => Ok(()),
+            Durability::Deferred if self.root.is_dir() => fsutil::sync_filesystem(&self.root),
+            Durability::Deferred => Ok(()),
+        }
+    }
+
+    fn write(&self, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        match self.durability {
+            Durability::Immediate => fsutil::write_atomic(target, bytes),
+            Durability::Deferred => fsutil::write_atomic_deferred(target, bytes),
         }
     }
 
@@ -180,9 +214,20 @@ impl WorldModelStore {
         let version = opwm::version(artifact);
         let dir = self.node_dir(node);
         let versions = dir.join(layout::VERSIONS_DIR);
-        fsutil::create_dir_all_durable(&versions)?;
         let name = version_file_name(&version).unwrap_or_default();
-        fsutil::write_atomic_if_absent(&versions.join(name), artifact)?;
+        let vfile = versions.join(name);
+        match self.durability {
+            Durability::Immediate => {
+                fsutil::create_dir_all_durable(&versions)?;
+                fsutil::write_atomic_if_absent(&vfile, artifact)?;
+            }
+            Durability::Deferred => {
+                std::fs::create_dir_all(&versions)?;
+                if !vfile.exists() {
+                    fsutil::write_atomic_deferred(&vfile, artifact)?;
+                }
+            }
+        }
         if let Some(atomic) = fingerprints.atomic_token()
             && atomic != version
         {
@@ -195,13 +240,13 @@ impl WorldModelStore {
             let mut bytes = Vec::new();
             let _ = json::write_canonical(&Value::Object(idx), &mut bytes);
             bytes.push(b'\n');
-            fsutil::write_atomic(&idx_path, &bytes)?;
+            self.write(&idx_path, &bytes)?;
         }
         let published = Published {
             version: version.clone(),
             fingerprints: fingerprints.clone(),
         };
-        fsutil::write_atomic(&dir.join(layout::PUBLISHED_FILE), &published.to_bytes())?;
+        self.write(&dir.join(layout::PUBLISHED_FILE), &published.to_bytes())?;
         Ok(version)
     }
 }
