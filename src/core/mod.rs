@@ -1,8 +1,11 @@
-//! The reactor itself (RUNTIME.md §4–§7, §9, §12): the mounted IR, the render seam, the
-//! reconciler with its height-ordered drain, ingress staging and the boot sweep. Talks to the
-//! outside only through [`render::Render`] and the store. Deterministic.
+//! The reactor itself (RUNTIME.md §4–§7, §9, §12): the canonicalizer language and
+//! `compile_node`, structured truth, postconditions and the commit gate, the mounted IR, the
+//! render seam, the reconciler with its height-ordered drain, ingress staging and the boot
+//! sweep. Talks to the outside only through [`render::Render`] and the store. Deterministic.
 
+pub mod canonicalizer;
 pub mod ir;
+pub mod postcondition;
 pub mod reactor;
 pub mod render;
 
