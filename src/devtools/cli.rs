@@ -112,7 +112,9 @@ pub fn parse(args: Vec<OsString>) -> Args {
             }
             "?" => {
                 // Swallow an attached `=value` so it is not reported separately.
-                let _ = p.optional_value();
+                if matches!(arg, Long(_)) {
+                    let _ = p.optional_value();
+                }
                 a.unrecognized.push(flag);
             }
             "example" | "copy-to" | "port" | "host" => {
@@ -139,7 +141,11 @@ pub fn parse(args: Vec<OsString>) -> Args {
                 }
             }
             flagname => {
-                if let Some(_v) = p.optional_value() {
+                // Only a long option can carry an attached `=value`; for a short flag,
+                // `optional_value` would swallow the rest of a bundle such as `-hV`.
+                if matches!(arg, Long(_))
+                    && let Some(_v) = p.optional_value()
+                {
                     a.errors
                         .push(format!("option {flag} does not take a value"));
                     continue;
