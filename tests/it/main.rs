@@ -3,3 +3,4 @@
 mod support;
 
 mod core_invariants;
+mod fixtures;
