@@ -8,6 +8,7 @@ mod contracts;
 mod core_invariants;
 mod crash;
 mod devtools;
+mod fixtures;
 mod http_layer;
 mod model_providers;
 mod simple_formats;
