@@ -25,7 +25,11 @@ fn ir() -> Ir {
     for l in 0..LAYERS {
         for i in 0..WIDTH {
             let n = id(l, i);
-            let ws = if l == 0 { WakeSource::SelfWake } else { WakeSource::Input };
+            let ws = if l == 0 {
+                WakeSource::SelfWake
+            } else {
+                WakeSource::Input
+            };
             ir.topology.nodes.push(TopologyNode {
                 node: n.clone(),
                 contract_fingerprint: Some(format!("c-{n}")),
@@ -41,8 +45,12 @@ fn ir() -> Ir {
                 },
             );
             if l > 0 {
-                ir.topology.edges.push(Edge::new(&id(l - 1, i), &n, "@atomic"));
-                ir.topology.edges.push(Edge::new(&id(l - 1, (i + 1) % WIDTH), &n, "@atomic"));
+                ir.topology
+                    .edges
+                    .push(Edge::new(&id(l - 1, i), &n, "@atomic"));
+                ir.topology
+                    .edges
+                    .push(Edge::new(&id(l - 1, (i + 1) % WIDTH), &n, "@atomic"));
             }
         }
     }
@@ -59,7 +67,10 @@ fn script() -> Arc<ScriptedRender> {
                 let mut text = format!("# {n}\n");
                 for p in ctx.upstream.producers() {
                     let files = ctx.upstream.read(p).unwrap_or_default();
-                    text.push_str(&format!("{p}: {} bytes\n", files.iter().map(|(_, b)| b.len()).sum::<usize>()));
+                    text.push_str(&format!(
+                        "{p}: {} bytes\n",
+                        files.iter().map(|(_, b)| b.len()).sum::<usize>()
+                    ));
                 }
                 RenderOutcome::Done(RenderProduct {
                     files: vec![("report.md".into(), text.into_bytes())],
@@ -86,19 +97,28 @@ fn run(policy: SyncPolicy) -> f64 {
     let t = Instant::now();
     let res = r.boot().unwrap();
     let secs = t.elapsed().as_secs_f64();
-    let rendered = res.iter().filter(|x| x.disposition == Disposition::Rendered).count();
+    let rendered = res
+        .iter()
+        .filter(|x| x.disposition == Disposition::Rendered)
+        .count();
     assert_eq!(rendered, LAYERS * WIDTH);
     secs
 }
 
 fn main() {
     let group = run(SyncPolicy::Group);
-    println!("drain of {} nodes, group commit (durable once at the end): {group:.3} s (goal <= 2 s)", LAYERS * WIDTH);
+    println!(
+        "drain of {} nodes, group commit (durable once at the end): {group:.3} s (goal <= 2 s)",
+        LAYERS * WIDTH
+    );
     if std::env::var("REACTOR_BENCH_SKIP_PER_RECEIPT").is_ok() {
         println!("per-receipt durability: skipped (REACTOR_BENCH_SKIP_PER_RECEIPT set)");
         return;
     }
     let each = run(SyncPolicy::EveryAppend);
-    println!("drain of {} nodes, durable after every receipt:         {each:.3} s", LAYERS * WIDTH);
+    println!(
+        "drain of {} nodes, durable after every receipt:         {each:.3} s",
+        LAYERS * WIDTH
+    );
     println!("RATIO per-receipt/group = {:.1}x", each / group);
 }

@@ -142,6 +142,8 @@ pub struct Mounted {
     pub inbound: HashMap<String, Vec<usize>>,
     /// Distinct subscribers per producer, in first-edge order.
     pub subscribers: HashMap<String, Vec<String>>,
+    /// Each producer's outbound edges, in mounted order (propagation walks only these).
+    pub out_edges: HashMap<String, Vec<Edge>>,
     /// Heights over every node and edge endpoint.
     pub heights: HashMap<String, u32>,
 }
@@ -203,8 +205,13 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
     }
     let mut inbound: HashMap<String, Vec<usize>> = HashMap::new();
     let mut subscribers: HashMap<String, Vec<String>> = HashMap::new();
+    let mut out_edges: HashMap<String, Vec<Edge>> = HashMap::new();
     for (i, e) in edges.iter().enumerate() {
         inbound.entry(e.subscriber.clone()).or_default().push(i);
+        out_edges
+            .entry(e.producer.clone())
+            .or_default()
+            .push(e.clone());
         let subs = subscribers.entry(e.producer.clone()).or_default();
         if !subs.contains(&e.subscriber) {
             subs.push(e.subscriber.clone());
@@ -218,6 +225,7 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
         phantoms,
         inbound,
         subscribers,
+        out_edges,
         heights,
     })
 }

@@ -379,6 +379,14 @@ impl Reactor {
         out
     }
 
+    /// Propagation targets of `producer` over its own outbound edges (FORMATS.md §10).
+    fn targets(&self, producer: &str, moved: &[String]) -> Vec<String> {
+        match self.mounted.out_edges.get(producer) {
+            Some(edges) => propagation_targets(edges, producer, moved),
+            None => Vec::new(),
+        }
+    }
+
     /// `reconcile(node, wake)` including coalesced follow-ups (RUNTIME.md §7.4, §7.6).
     fn fire(&self, node: &str, wake: Wake) -> Result<Vec<ReconcileResult>, CoreError> {
         {
@@ -555,7 +563,10 @@ impl Reactor {
         if let Err(reason) = nir.rules.gate(&tree, &product.attestations) {
             return fail(&reason, &product.usage);
         }
-        if let Err(e) = self.store.commit(node, &artifact, &fingerprints) {
+        if let Err(e) = self
+            .store
+            .commit_tree(node, &artifact, Some(tree), &fingerprints)
+        {
             return fail(&format!("world-model commit failed: {e}"), &product.usage);
         }
         let moved = moved_facets(&fingerprints, last.as_ref().map(|l| &l.fingerprints));
@@ -569,7 +580,7 @@ impl Reactor {
             let mut st = lock(&self.state);
             self.append(&mut st, r)?
         };
-        let propagated = propagation_targets(&self.mounted.edges, node, &moved);
+        let propagated = self.targets(node, &moved);
         Ok(ReconcileResult {
             node: node.to_string(),
             disposition: Disposition::Rendered,
@@ -901,7 +912,7 @@ impl Reactor {
         prior: Option<&Fingerprints>,
     ) -> Vec<(String, Wake)> {
         let moved = moved_facets(&receipt.fingerprints, prior);
-        propagation_targets(&self.mounted.edges, &receipt.node, &moved)
+        self.targets(&receipt.node, &moved)
             .into_iter()
             .map(|t| {
                 (

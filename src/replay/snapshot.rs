@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::format::json::{NonFinite, Value};
-use crate::format::propagate::{lit_edges, moved_facets};
+use crate::format::propagate::moved_facets;
 use crate::format::receipt::{ChainState, Fingerprints, Status, WakeSource};
 use crate::format::topology::{Edge, Topology};
 use crate::replay::open::{BeatsMap, OpenedStateDir, ProjectedReceipt};
@@ -222,6 +222,7 @@ pub struct NodeChain {
 #[derive(Clone, Debug)]
 pub struct ReplaySession {
     edges: Vec<Edge>,
+    out_edges: HashMap<String, Vec<usize>>,
     has_topology: bool,
     topology_nodes: Vec<String>,
     last_fp: HashMap<String, Fingerprints>,
@@ -239,8 +240,14 @@ pub struct ReplaySession {
 impl ReplaySession {
     /// A session for a topology (or the fallback when `None`).
     pub fn new(topology: Option<&Topology>, fresh_rate: f64, reused_rate: f64) -> ReplaySession {
+        let edges: Vec<Edge> = topology.map(|t| t.edges.clone()).unwrap_or_default();
+        let mut out_edges: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, e) in edges.iter().enumerate() {
+            out_edges.entry(e.producer.clone()).or_default().push(i);
+        }
         ReplaySession {
-            edges: topology.map(|t| t.edges.clone()).unwrap_or_default(),
+            edges,
+            out_edges,
             has_topology: topology.is_some(),
             topology_nodes: topology
                 .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
@@ -268,10 +275,18 @@ impl ReplaySession {
         self.last_fp.insert(p.node.clone(), p.fingerprints.clone());
         let (edges_to_light, woken) =
             if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
-                let lit: Vec<EdgeView> = lit_edges(&self.edges, &p.node, &moved)
-                    .into_iter()
-                    .map(|i| EdgeView::from(&self.edges[i]))
-                    .collect();
+                // Only the producer's own edges can light (FORMATS.md §10), in topology order.
+                let lit: Vec<EdgeView> = self
+                    .out_edges
+                    .get(&p.node)
+                    .map(|ix| {
+                        ix.iter()
+                            .map(|&i| &self.edges[i])
+                            .filter(|e| moved.contains(&e.facet))
+                            .map(EdgeView::from)
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 let mut woken: Vec<String> = Vec::new();
                 for e in &lit {
                     if !woken.contains(&e.subscriber) {

@@ -50,10 +50,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path_for(target);
     let res = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         drop(f);
         fs::rename(&tmp, target)

@@ -143,6 +143,9 @@ pub enum Durability {
 pub struct WorldModelStore {
     root: PathBuf,
     durability: Durability,
+    /// node → its current pointer and files, filled on commit and on first read. Writers hold
+    /// the state-dir lock, so nothing else changes the store under this cache.
+    cache: std::sync::Arc<std::sync::Mutex<HashMap<String, (Published, std::sync::Arc<FileTree>)>>>,
 }
 
 impl WorldModelStore {
@@ -151,6 +154,7 @@ impl WorldModelStore {
         WorldModelStore {
             root: state_dir.join(layout::WORLD_MODELS_DIR),
             durability: Durability::Immediate,
+            cache: Default::default(),
         }
     }
 
@@ -180,18 +184,31 @@ impl WorldModelStore {
         self.root.join(node_segment(node))
     }
 
+    fn cached(&self, node: &str) -> Option<(Published, std::sync::Arc<FileTree>)> {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = cache.get(node) {
+            return Some(hit.clone());
+        }
+        let bytes = std::fs::read(self.node_dir(node).join(layout::PUBLISHED_FILE)).ok()?;
+        let published = Published::parse(&bytes)?;
+        let files = self
+            .read_version(node, &published.version)
+            .unwrap_or_default();
+        let entry = (published, std::sync::Arc::new(files));
+        cache.insert(node.to_string(), entry.clone());
+        Some(entry)
+    }
+
     /// The node's published pointer, if any.
     pub fn published(&self, node: &str) -> Option<Published> {
-        let bytes = std::fs::read(self.node_dir(node).join(layout::PUBLISHED_FILE)).ok()?;
-        Published::parse(&bytes)
+        self.cached(node).map(|(p, _)| p)
     }
 
     /// The node's current files (empty for a cold node or an unreadable artifact).
     pub fn published_files(&self, node: &str) -> FileTree {
-        let Some(p) = self.published(node) else {
-            return Vec::new();
-        };
-        self.read_version(node, &p.version).unwrap_or_default()
+        self.cached(node)
+            .map(|(_, f)| f.as_ref().clone())
+            .unwrap_or_default()
     }
 
     /// The files of an exact version.
@@ -211,6 +228,40 @@ impl WorldModelStore {
         artifact: &[u8],
         fingerprints: &Fingerprints,
     ) -> std::io::Result<String> {
+        self.commit_tree(node, artifact, None, fingerprints)
+    }
+
+    /// [`WorldModelStore::commit`] with the decoded tree at hand (it is cached for readers).
+    pub fn commit_tree(
+        &self,
+        node: &str,
+        artifact: &[u8],
+        tree: Option<FileTree>,
+        fingerprints: &Fingerprints,
+    ) -> std::io::Result<String> {
+        let result = self.commit_files(node, artifact, fingerprints);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        match (&result, tree) {
+            (Ok(version), Some(tree)) => {
+                let published = Published {
+                    version: version.clone(),
+                    fingerprints: fingerprints.clone(),
+                };
+                cache.insert(node.to_string(), (published, std::sync::Arc::new(tree)));
+            }
+            _ => {
+                cache.remove(node);
+            }
+        }
+        result
+    }
+
+    fn commit_files(
+        &self,
+        node: &str,
+        artifact: &[u8],
+        fingerprints: &Fingerprints,
+    ) -> std::io::Result<String> {
         let version = opwm::version(artifact);
         let dir = self.node_dir(node);
         let versions = dir.join(layout::VERSIONS_DIR);
@@ -222,7 +273,9 @@ impl WorldModelStore {
                 fsutil::write_atomic_if_absent(&vfile, artifact)?;
             }
             Durability::Deferred => {
-                std::fs::create_dir_all(&versions)?;
+                if !versions.is_dir() {
+                    std::fs::create_dir_all(&versions)?;
+                }
                 if !vfile.exists() {
                     fsutil::write_atomic_deferred(&vfile, artifact)?;
                 }

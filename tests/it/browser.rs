@@ -18,7 +18,10 @@ fn browser_ready() -> Option<PathBuf> {
     if Command::new("node").arg("--version").output().is_err() {
         missing.push("node".to_string());
     }
-    if !root.join("tests/browser/node_modules/playwright-core").is_dir() {
+    if !root
+        .join("tests/browser/node_modules/playwright-core")
+        .is_dir()
+    {
         missing.push("tests/browser/node_modules (run `npm ci` in tests/browser)".to_string());
     }
     if !Path::new(&chromium).exists() {
@@ -36,7 +39,9 @@ fn browser_ready() -> Option<PathBuf> {
 }
 
 fn run_spa(args: &[&std::ffi::OsStr], shot: &str) {
-    let Some(script) = browser_ready() else { return };
+    let Some(script) = browser_ready() else {
+        return;
+    };
     let mut child = Command::new(bin())
         .arg("devtools")
         .args(args)
@@ -61,9 +66,16 @@ fn run_spa(args: &[&std::ffi::OsStr], shot: &str) {
     let _ = child.wait();
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "spa.mjs failed:\n{stdout}\n{stderr}");
+    assert!(
+        result.status.success(),
+        "spa.mjs failed:\n{stdout}\n{stderr}"
+    );
     let png = std::fs::read(&shot_path).unwrap();
-    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot {}", shot_path.display());
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "screenshot {}",
+        shot_path.display()
+    );
     eprintln!("browser test passed; screenshot at {}", shot_path.display());
 }
 
@@ -81,5 +93,8 @@ fn spa_replays_a_bundled_example_in_chromium() {
         eprintln!("SKIPPED: the bundled fixtures are not generated yet");
         return;
     }
-    run_spa(&[OsStr::new("--example"), OsStr::new("research-tree")], "spa-research-tree.png");
+    run_spa(
+        &[OsStr::new("--example"), OsStr::new("research-tree")],
+        "spa-research-tree.png",
+    );
 }

@@ -651,7 +651,10 @@ fn group_commit_writes_the_same_bytes_and_nothing_before_sync() {
     use reactor::store::ledger::SyncPolicy;
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    for (d, policy) in [(a.path(), SyncPolicy::EveryAppend), (b.path(), SyncPolicy::Group)] {
+    for (d, policy) in [
+        (a.path(), SyncPolicy::EveryAppend),
+        (b.path(), SyncPolicy::Group),
+    ] {
         let (r, _) = Reactor::open(
             d,
             counter_ir(),
@@ -667,7 +670,11 @@ fn group_commit_writes_the_same_bytes_and_nothing_before_sync() {
         arrive(&r, "e3", "click");
     }
     for f in ["receipts.json", "registry.json"] {
-        assert_eq!(std::fs::read(a.path().join(f)).unwrap(), std::fs::read(b.path().join(f)).unwrap(), "{f}");
+        assert_eq!(
+            std::fs::read(a.path().join(f)).unwrap(),
+            std::fs::read(b.path().join(f)).unwrap(),
+            "{f}"
+        );
     }
     // Under group commit, appends outside a drain stay invisible until sync.
     let (r, _) = Reactor::open(
@@ -681,9 +688,17 @@ fn group_commit_writes_the_same_bytes_and_nothing_before_sync() {
     )
     .unwrap();
     let before = std::fs::read(b.path().join("receipts.json")).unwrap();
-    r.append_phantom("events::ingress", vec![], reactor::format::receipt::Fingerprints::atomic("inbox:99"), "x")
-        .unwrap();
-    assert_eq!(std::fs::read(b.path().join("receipts.json")).unwrap(), before);
+    r.append_phantom(
+        "events::ingress",
+        vec![],
+        reactor::format::receipt::Fingerprints::atomic("inbox:99"),
+        "x",
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(b.path().join("receipts.json")).unwrap(),
+        before
+    );
     r.sync().unwrap();
     let after = std::fs::read(b.path().join("receipts.json")).unwrap();
     assert!(after.len() > before.len());

@@ -16,7 +16,11 @@ use reactor::store::ledger::Ledger;
 use crate::support::{bin, compat_dir};
 
 fn devtools(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).arg("devtools").args(args).output().unwrap();
+    let out = Command::new(bin())
+        .arg("devtools")
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -73,7 +77,10 @@ fn every_exit_1_condition() {
         let (code, out, err) = devtools(&args);
         assert_eq!(code, 1, "{args:?}: {out}{err}");
         let text = if stream == "out" { &out } else { &err };
-        assert!(text.contains(&want), "{args:?}: expected {want:?} in {stream}:\n{text}");
+        assert!(
+            text.contains(&want),
+            "{args:?}: expected {want:?} in {stream}:\n{text}"
+        );
     }
     // Usage errors print the usage after a blank line.
     let (_, _, err) = devtools(&["--nope"]);
@@ -85,21 +92,45 @@ fn copy_to_refusals_and_failures() {
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("afile");
     std::fs::write(&file, "x").unwrap();
-    let (code, _, err) = devtools(&["--example", "masked-relay", "--copy-to", file.to_str().unwrap(), "--force"]);
+    let (code, _, err) = devtools(&[
+        "--example",
+        "masked-relay",
+        "--copy-to",
+        file.to_str().unwrap(),
+        "--force",
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("exists and is not a directory"), "{err}");
     let nonempty = d.path().join("ne");
     std::fs::create_dir(&nonempty).unwrap();
     std::fs::write(nonempty.join("keep.txt"), "x").unwrap();
-    let (code, _, err) = devtools(&["--example", "masked-relay", "--copy-to", nonempty.to_str().unwrap()]);
+    let (code, _, err) = devtools(&[
+        "--example",
+        "masked-relay",
+        "--copy-to",
+        nonempty.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1);
-    assert!(err.contains("is not empty — refusing to overwrite.\n  re-run with --force to overwrite it:"), "{err}");
+    assert!(
+        err.contains(
+            "is not empty — refusing to overwrite.\n  re-run with --force to overwrite it:"
+        ),
+        "{err}"
+    );
     let state = d.path().join("st");
     std::fs::create_dir(&state).unwrap();
     std::fs::write(state.join("receipts.json"), "[]\n").unwrap();
-    let (code, _, err) = devtools(&["--example", "masked-relay", "--copy-to", state.to_str().unwrap()]);
+    let (code, _, err) = devtools(&[
+        "--example",
+        "masked-relay",
+        "--copy-to",
+        state.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1);
-    assert!(err.contains("is already a reactor state-dir — refusing to overwrite."), "{err}");
+    assert!(
+        err.contains("is already a reactor state-dir — refusing to overwrite."),
+        "{err}"
+    );
 }
 
 #[test]
@@ -109,12 +140,18 @@ fn describe_empty_ledger_and_torn_tail() {
     let (code, out, _) = devtools(&[d.path().to_str().unwrap(), "--describe"]);
     assert_eq!(code, 0);
     assert!(out.contains("LEDGER EMPTY"));
-    assert!(out.ends_with("    reactor-devtools --example masked-relay --describe\n\n"), "{out:?}");
+    assert!(
+        out.ends_with("    reactor-devtools --example masked-relay --describe\n\n"),
+        "{out:?}"
+    );
     let (code, out, _) = devtools(&[d.path().to_str().unwrap(), "--describe", "--json"]);
     assert_eq!(code, 0);
     let v = json::parse_str(&out).unwrap();
     assert_eq!(v.get("empty"), Some(&Value::Bool(true)));
-    assert_eq!(json::compact_string(v.get("costRollup").unwrap()), r#"{"bySurpriseCause":{},"total":{"receipts":0,"fresh":0,"reused":0,"dollars":0}}"#);
+    assert_eq!(
+        json::compact_string(v.get("costRollup").unwrap()),
+        r#"{"bySurpriseCause":{},"total":{"receipts":0,"fresh":0,"reused":0,"dollars":0}}"#
+    );
     // A torn tail: the complete receipts are used and a note is printed.
     let (mut l, _) = Ledger::open(d.path()).unwrap();
     l.append(receipt("alpha", 1)).unwrap();
@@ -131,7 +168,11 @@ fn describe_empty_ledger_and_torn_tail() {
     std::fs::write(d.path().join("receipts.json"), b"{}").unwrap();
     let (code, _, err) = devtools(&[d.path().to_str().unwrap(), "--describe"]);
     assert_eq!(code, 1);
-    assert!(err.contains("cannot read state-dir") && err.contains("receipts.json must contain a JSON array"), "{err}");
+    assert!(
+        err.contains("cannot read state-dir")
+            && err.contains("receipts.json must contain a JSON array"),
+        "{err}"
+    );
     std::fs::write(d.path().join("receipts.json"), b"[1]x").unwrap();
     let (code, _, err) = devtools(&[d.path().to_str().unwrap(), "--describe"]);
     assert_eq!(code, 1);
@@ -140,7 +181,10 @@ fn describe_empty_ledger_and_torn_tail() {
     std::fs::write(d.path().join("compile/topology.json"), b"{nope").unwrap();
     let (code, _, err) = devtools(&[d.path().to_str().unwrap(), "--describe"]);
     assert_eq!(code, 1);
-    assert!(err.contains("compile/topology.json is not valid JSON"), "{err}");
+    assert!(
+        err.contains("compile/topology.json is not valid JSON"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -202,8 +246,18 @@ impl Viewer {
         let mut second = String::new();
         out.read_line(&mut second).unwrap();
         let url = second.trim().strip_prefix("open ").unwrap().to_string();
-        let port = url.trim_end_matches('/').rsplit(':').next().unwrap().parse().unwrap();
-        Viewer { child, base: url.trim_end_matches('/').to_string(), port }
+        let port = url
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        Viewer {
+            child,
+            base: url.trim_end_matches('/').to_string(),
+            port,
+        }
     }
 }
 
@@ -215,7 +269,10 @@ impl Drop for Viewer {
 }
 
 fn get(url: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
     let mut resp = agent.get(url).call().unwrap();
     let status = resp.status().as_u16();
     let headers = resp
@@ -228,7 +285,9 @@ fn get(url: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
 }
 
 fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    h.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// Sends raw bytes and returns the status line and the whole response text.
@@ -247,17 +306,26 @@ fn every_route_over_loopback() {
     let v = Viewer::start(&c.join("masked-relay"));
     let (s, h, state) = get(&format!("{}/api/state", v.base));
     assert_eq!(s, 200);
-    assert_eq!(header(&h, "content-type"), Some("application/json; charset=utf-8"));
+    assert_eq!(
+        header(&h, "content-type"),
+        Some("application/json; charset=utf-8")
+    );
     assert_eq!(header(&h, "x-content-type-options"), Some("nosniff"));
     assert_eq!(header(&h, "cache-control"), Some("no-cache"));
     let etag = header(&h, "etag").unwrap().to_string();
-    assert!(etag.starts_with("\"b3-") && etag.len() == 4 + 32 + 1, "{etag}");
+    assert!(
+        etag.starts_with("\"b3-") && etag.len() == 4 + 32 + 1,
+        "{etag}"
+    );
     let (s2, _, alias) = get(&format!("{}/api/snapshot", v.base));
     assert_eq!((s2, &alias), (200, &state));
     let snap = json::parse(&state).unwrap();
     assert_eq!(snap.get("frames").unwrap().as_array().unwrap().len(), 77);
     assert_eq!(snap.get("nodes").unwrap().as_array().unwrap().len(), 12);
-    assert_eq!(snap.get("chainVerify").unwrap().get("ok"), Some(&Value::Bool(true)));
+    assert_eq!(
+        snap.get("chainVerify").unwrap().get("ok"),
+        Some(&Value::Bool(true))
+    );
     assert_eq!(
         json::compact_string(snap.get("costRollup").unwrap().get("total").unwrap()),
         r#"{"receipts":77,"fresh":27180,"reused":12840,"dollars":0}"#
@@ -268,58 +336,125 @@ fn every_route_over_loopback() {
     // /api/node
     let (s, _, b) = get(&format!("{}/api/node/responsibility.signal-ledger", v.base));
     assert_eq!(s, 400);
-    assert_eq!(String::from_utf8_lossy(&b), r#"{"error":"missing ?version= (a frame's atomicVersion or store artifact version)"}"#);
-    let (s, _, b) = get(&format!("{}/api/node/responsibility.signal-ledger?version=", v.base));
+    assert_eq!(
+        String::from_utf8_lossy(&b),
+        r#"{"error":"missing ?version= (a frame's atomicVersion or store artifact version)"}"#
+    );
+    let (s, _, b) = get(&format!(
+        "{}/api/node/responsibility.signal-ledger?version=",
+        v.base
+    ));
     assert_eq!(s, 400, "{}", String::from_utf8_lossy(&b));
     let (s, _, b) = get(&format!("{}/api/node/no%2Fsuch?version=a+b", v.base));
     assert_eq!(s, 404);
-    assert_eq!(String::from_utf8_lossy(&b), r#"{"error":"no world-model for node@version","node":"no/such","version":"a b"}"#);
+    assert_eq!(
+        String::from_utf8_lossy(&b),
+        r#"{"error":"no world-model for node@version","node":"no/such","version":"a b"}"#
+    );
     let r = raw(v.port, b"GET /api/node/bad%zzescape?version=x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    assert!(r.starts_with("HTTP/1.1 400") && r.contains("malformed percent-encoding in node id"), "{r}");
-    let r = raw(v.port, b"GET /api/node/?version=x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
-    assert!(r.starts_with("HTTP/1.1 400") && r.contains("missing node id"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 400") && r.contains("malformed percent-encoding in node id"),
+        "{r}"
+    );
+    let r = raw(
+        v.port,
+        b"GET /api/node/?version=x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        r.starts_with("HTTP/1.1 400") && r.contains("missing node id"),
+        "{r}"
+    );
     let (s, _, b) = get(&format!("{}/api/node", v.base));
     assert_eq!(s, 404);
-    assert_eq!(String::from_utf8_lossy(&b), r#"{"error":"no such endpoint","path":"/api/node"}"#);
+    assert_eq!(
+        String::from_utf8_lossy(&b),
+        r#"{"error":"no such endpoint","path":"/api/node"}"#
+    );
     // Version blobs are absent from the corpus: a real atomicVersion is a 404, never a crash.
     let frame0 = &snap.get("frames").unwrap().as_array().unwrap()[1];
     let ver = frame0.get("atomicVersion").unwrap().as_str().unwrap();
-    let (s, _, _) = get(&format!("{}/api/node/gateway.signal-inbox?version={ver}", v.base));
+    let (s, _, _) = get(&format!(
+        "{}/api/node/gateway.signal-inbox?version={ver}",
+        v.base
+    ));
     assert_eq!(s, 404);
     // /api/receipt
     let (s, _, b) = get(&format!("{}/api/receipt/0", v.base));
     assert_eq!(s, 200);
     let rv = json::parse(&b).unwrap();
     assert_eq!(rv.get("index").and_then(Value::as_f64), Some(0.0));
-    assert_eq!(rv.get("verify").unwrap().get("ok"), Some(&Value::Bool(true)));
     assert_eq!(
-        rv.get("receipt").unwrap().get("content_hash").and_then(Value::as_str),
+        rv.get("verify").unwrap().get("ok"),
+        Some(&Value::Bool(true))
+    );
+    assert_eq!(
+        rv.get("receipt")
+            .unwrap()
+            .get("content_hash")
+            .and_then(Value::as_str),
         Some("sha256:ddfa6a7c5575954aa83ceec1cf93497e80b2e3852defae19727226216b4d0b57")
     );
     for bad in ["-1", "1.5", "x", "%31"] {
         let (s, _, b) = get(&format!("{}/api/receipt/{bad}", v.base));
         assert_eq!(s, 400, "{bad}");
-        assert_eq!(String::from_utf8_lossy(&b), r#"{"error":"receipt index must be a non-negative integer"}"#);
+        assert_eq!(
+            String::from_utf8_lossy(&b),
+            r#"{"error":"receipt index must be a non-negative integer"}"#
+        );
     }
     let (s, _, b) = get(&format!("{}/api/receipt/77", v.base));
-    assert_eq!((s, String::from_utf8_lossy(&b).into_owned()), (404, r#"{"error":"no receipt at index","index":77}"#.to_string()));
+    assert_eq!(
+        (s, String::from_utf8_lossy(&b).into_owned()),
+        (
+            404,
+            r#"{"error":"no receipt at index","index":77}"#.to_string()
+        )
+    );
     let (s, _, b) = get(&format!("{}/api/receipt/99999999999999999999999", v.base));
     assert_eq!(s, 404, "{}", String::from_utf8_lossy(&b));
     // Unknown API path, SPA, static assets, traversal.
     let (s, _, b) = get(&format!("{}/api/nope", v.base));
-    assert_eq!((s, String::from_utf8_lossy(&b).into_owned()), (404, r#"{"error":"no such endpoint","path":"/api/nope"}"#.to_string()));
+    assert_eq!(
+        (s, String::from_utf8_lossy(&b).into_owned()),
+        (
+            404,
+            r#"{"error":"no such endpoint","path":"/api/nope"}"#.to_string()
+        )
+    );
     let (s, h, b) = get(&format!("{}/", v.base));
     assert_eq!(s, 200);
     assert_eq!(header(&h, "content-type"), Some("text/html; charset=utf-8"));
-    assert!(header(&h, "content-security-policy").unwrap().starts_with("default-src 'self'"));
+    assert!(
+        header(&h, "content-security-policy")
+            .unwrap()
+            .starts_with("default-src 'self'")
+    );
     assert!(String::from_utf8_lossy(&b).contains("/app.js"));
     let (s, h, _) = get(&format!("{}/app.js", v.base));
-    assert_eq!((s, header(&h, "content-type")), (200, Some("text/javascript; charset=utf-8")));
+    assert_eq!(
+        (s, header(&h, "content-type")),
+        (200, Some("text/javascript; charset=utf-8"))
+    );
     let (s, h, _) = get(&format!("{}/app.css", v.base));
-    assert_eq!((s, header(&h, "content-type")), (200, Some("text/css; charset=utf-8")));
-    for p in ["/../../Cargo.toml", "/%2e%2e/Cargo.toml", "/..%2f..%2fCargo.toml", "/nope.js", "/assets/"] {
-        let r = raw(v.port, format!("GET {p} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes());
-        assert!(r.starts_with("HTTP/1.1 404") && r.ends_with("Not found"), "{p}: {r}");
+    assert_eq!(
+        (s, header(&h, "content-type")),
+        (200, Some("text/css; charset=utf-8"))
+    );
+    for p in [
+        "/../../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/..%2f..%2fCargo.toml",
+        "/nope.js",
+        "/assets/",
+    ] {
+        let r = raw(
+            v.port,
+            format!("GET {p} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+        );
+        assert!(
+            r.starts_with("HTTP/1.1 404") && r.ends_with("Not found"),
+            "{p}: {r}"
+        );
     }
     // Methods.
     for m in ["POST", "HEAD", "OPTIONS", "DELETE", "PUT"] {
@@ -328,10 +463,19 @@ fn every_route_over_loopback() {
         assert!(r.to_ascii_lowercase().contains("allow: get"), "{m}: {r}");
     }
     // Host check (DNS rebinding).
-    let r = raw(v.port, b"GET /api/state HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n");
-    assert!(r.starts_with("HTTP/1.1 403") && r.contains("forbidden host"), "{r}");
+    let r = raw(
+        v.port,
+        b"GET /api/state HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        r.starts_with("HTTP/1.1 403") && r.contains("forbidden host"),
+        "{r}"
+    );
     // Oversized header and garbage do not take the server down.
-    let big = format!("GET /api/state HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\nConnection: close\r\n\r\n", "a".repeat(200_000));
+    let big = format!(
+        "GET /api/state HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+        "a".repeat(200_000)
+    );
     let _ = raw(v.port, big.as_bytes());
     let _ = raw(v.port, b"\x00\x01\x02garbage\r\n\r\n");
     let (s, _, _) = get(&format!("{}/api/state", v.base));
@@ -344,11 +488,13 @@ fn events_stream_and_signal_shutdown_within_a_second() {
     let mut v = Viewer::start(&c.join("surprise-cost"));
     // A bare /events: comments only.
     let mut bare = TcpStream::connect(("127.0.0.1", v.port)).unwrap();
-    bare.write_all(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    bare.write_all(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
     // Opting in with ?after=2 catches up frames 3 and 4 then a summary.
     let mut s = TcpStream::connect(("127.0.0.1", v.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /events?after=2 HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    s.write_all(b"GET /events?after=2 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
     let mut got = String::new();
     let t = Instant::now();
     let mut buf = [0u8; 4096];
@@ -359,11 +505,21 @@ fn events_stream_and_signal_shutdown_within_a_second() {
         }
         got.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
-    assert!(got.contains("content-type: text/event-stream") || got.contains("Content-Type: text/event-stream"), "{got}");
+    assert!(
+        got.contains("content-type: text/event-stream")
+            || got.contains("Content-Type: text/event-stream"),
+        "{got}"
+    );
     assert!(got.contains(": connected"), "{got}");
     assert!(got.contains("retry: 3000"), "{got}");
-    assert!(got.contains("event: hello\ndata: {\"live\":true,\"frames\":5}"), "{got}");
-    assert!(got.contains("id: 3\nevent: frame\ndata: {\"index\":3,"), "{got}");
+    assert!(
+        got.contains("event: hello\ndata: {\"live\":true,\"frames\":5}"),
+        "{got}"
+    );
+    assert!(
+        got.contains("id: 3\nevent: frame\ndata: {\"index\":3,"),
+        "{got}"
+    );
     assert!(got.contains("id: 4\nevent: frame"), "{got}");
     assert!(!got.contains("id: 2\n"), "{got}");
     // SIGTERM with two streams attached: exit 0 within a second, streams get `shutdown`.
@@ -373,7 +529,10 @@ fn events_stream_and_signal_shutdown_within_a_second() {
         if let Some(st) = v.child.try_wait().unwrap() {
             break st;
         }
-        assert!(t.elapsed() < Duration::from_millis(1500), "still running after SIGTERM");
+        assert!(
+            t.elapsed() < Duration::from_millis(1500),
+            "still running after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
@@ -384,7 +543,11 @@ fn events_stream_and_signal_shutdown_within_a_second() {
 }
 
 fn unsafe_kill(pid: u32, sig: i32) {
-    let st = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
+    let st = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -406,7 +569,8 @@ fn live_follow_pushes_new_frames() {
     let port = server.local_addr().port();
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"GET /events?after=0 HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    s.write_all(b"GET /events?after=0 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
     let mut got = String::new();
     let mut buf = [0u8; 4096];
     let mut read_until = |got: &mut String, needle: &str| {
@@ -427,14 +591,24 @@ fn live_follow_pushes_new_frames() {
         l.append(receipt("alpha", 3)).unwrap();
     }
     read_until(&mut got, "\"frames\":3,\"costRollup\"");
-    assert!(got.contains("id: 1\nevent: frame\ndata: {\"index\":1,\"node\":\"alpha\""), "{got}");
+    assert!(
+        got.contains("id: 1\nevent: frame\ndata: {\"index\":1,\"node\":\"alpha\""),
+        "{got}"
+    );
     assert!(got.contains("id: 2\nevent: frame"), "{got}");
     assert_eq!(server.snapshot().frames.len(), 3);
     assert_eq!(server.snapshot().cost_rollup.total.fresh, 60);
     // A topology appearing triggers a reset.
     std::fs::create_dir_all(d.path().join("compile")).unwrap();
-    std::fs::write(d.path().join("compile/topology.json"), r#"{"nodes":[{"node":"alpha"}],"edges":[]}"#).unwrap();
+    std::fs::write(
+        d.path().join("compile/topology.json"),
+        r#"{"nodes":[{"node":"alpha"}],"edges":[]}"#,
+    )
+    .unwrap();
     read_until(&mut got, "event: reset");
-    assert!(got.contains("{\"reason\":\"compile/topology.json changed\",\"frames\":3}"), "{got}");
+    assert!(
+        got.contains("{\"reason\":\"compile/topology.json changed\",\"frames\":3}"),
+        "{got}"
+    );
     assert!(server.snapshot().has_topology);
 }
