@@ -138,6 +138,9 @@ pub enum Durability {
     Deferred,
 }
 
+/// node → (current pointer, current files).
+type PublishedCache = HashMap<String, (Published, std::sync::Arc<FileTree>)>;
+
 /// Write access to `<state-dir>/world-models/` (writers hold the state-dir lock).
 #[derive(Clone, Debug)]
 pub struct WorldModelStore {
@@ -145,7 +148,7 @@ pub struct WorldModelStore {
     durability: Durability,
     /// node → its current pointer and files, filled on commit and on first read. Writers hold
     /// the state-dir lock, so nothing else changes the store under this cache.
-    cache: std::sync::Arc<std::sync::Mutex<HashMap<String, (Published, std::sync::Arc<FileTree>)>>>,
+    cache: std::sync::Arc<std::sync::Mutex<PublishedCache>>,
 }
 
 impl WorldModelStore {
