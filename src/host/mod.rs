@@ -1,3 +1,5 @@
 //! (room `host`; see ARCHITECTURE.md)
 
 pub mod cli;
+pub mod connectors;
+pub mod queue;
