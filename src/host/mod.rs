@@ -2,4 +2,6 @@
 
 pub mod cli;
 pub mod connectors;
+pub mod daemon;
+pub mod hosted;
 pub mod queue;

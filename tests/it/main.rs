@@ -7,6 +7,7 @@ mod compat;
 mod contracts;
 mod core_invariants;
 mod crash;
+mod daemon;
 mod devtools;
 mod fixtures;
 mod http_layer;
