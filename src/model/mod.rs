@@ -34,7 +34,11 @@ pub mod config;
 pub mod error;
 pub mod keys;
 pub mod messages;
+pub mod prompt;
+pub mod render;
 pub mod replay;
+pub mod sandbox;
+pub mod tools;
 pub mod types;
 pub mod wire;
 
@@ -42,7 +46,10 @@ pub use client::{HttpSettings, ProviderClient};
 pub use config::{ConfigError, ProviderConfig, ProviderSettings, Transport};
 pub use error::ModelError;
 pub use keys::{ApiKey, KeyError};
+pub use prompt::{NodeBrief, PromptSource, SystemPrompt, system_prompt};
+pub use render::{AgentRender, RenderSettings};
 pub use replay::{ModelRecord, OfflineClient, RecordingClient, ReplayClient};
+pub use sandbox::{SandboxMode, SandboxRunner};
 pub use types::{
     Message, ModelRequest, ModelResponse, OutputSchema, SYSTEM_SEPARATOR, TokenCost, ToolArguments,
     ToolCall, ToolSpec, Usage,
