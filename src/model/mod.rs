@@ -2,7 +2,9 @@
 //! response (RUNTIME.md §13.1), the provider table and key lookup (HOST.md §2.3, §5.1), the HTTP
 //! clients for Chat Completions and Anthropic Messages with retries and error hints
 //! (HOST.md §5.2–§5.7), usage → cost (RUNTIME.md §8.9), and the record/replay and offline
-//! clients (RUNTIME.md §13.2). This is the only room that touches the network.
+//! clients (RUNTIME.md §13.2), and the render agent loop over them ([`AgentRender`],
+//! RUNTIME.md §8: instructions in [`prompt`], tools and workspace in [`tools`], `shell_exec`
+//! runners in [`sandbox`]). This is the only room that touches the network.
 //!
 //! Typical use by the host:
 //!

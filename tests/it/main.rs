@@ -10,4 +10,5 @@ mod crash;
 mod devtools;
 mod http_layer;
 mod model_providers;
+mod render_loop;
 mod simple_formats;
