@@ -383,11 +383,11 @@ fn tree_listing(tree: &FileTree) -> Value {
     tools::file_list(&files)
 }
 
-/// Reads `raw` from a published tree (normalizing the path; no confinement needed in memory).
+/// Reads `raw` from a published tree, with the path rules of the workspace tools.
 fn read_tree(tree: &FileTree, raw: &str, offset: Option<u64>) -> Step {
-    let path = match crate::format::opwm::normalize_path(raw) {
+    let path = match tools::tool_path(raw) {
         Ok(p) => p,
-        Err(_) => return err(format!("not found: {raw}")),
+        Err(e) => return err(e),
     };
     match find_file(tree, &path) {
         None => err(format!("not found: {path}")),
@@ -517,7 +517,7 @@ impl Session<'_, '_> {
                         }
                         match base64::engine::general_purpose::STANDARD.decode(content.trim()) {
                             Ok(b) => b,
-                            Err(e) => return err(format!("content is not valid base64: {e}")),
+                            Err(_) => return err("content is not valid base64"),
                         }
                     }
                     _ => content.as_bytes().to_vec(),

@@ -479,6 +479,34 @@ pub enum HarvestError {
     Io(String),
 }
 
+/// Normalizes a path given to a tool (RUNTIME.md §8.2, §8.5): `\` → `/`, empty and `.`
+/// segments dropped.
+///
+/// Errors: empty, NUL, absolute (`/x`, `\x`, `C:…`) and `..` paths, with a message for the
+/// model.
+pub fn tool_path(raw: &str) -> Result<String, String> {
+    let quoted = || Value::String(raw.to_string());
+    if raw.is_empty() {
+        return Err("path is empty".into());
+    }
+    if raw.contains('\0') {
+        return Err("path contains a NUL character".into());
+    }
+    let b = raw.as_bytes();
+    let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
+    if raw.starts_with('/') || raw.starts_with('\\') || drive {
+        return Err(format!(
+            "path {} is absolute; use a path relative to the workspace",
+            quoted()
+        ));
+    }
+    normalize_path(raw).map_err(|e| match e {
+        OpwmError::DotDot(_) => format!("path {} leaves the workspace (contains '..')", quoted()),
+        OpwmError::EmptyPath(_) => format!("path {} is empty after normalization", quoted()),
+        other => other.to_string(),
+    })
+}
+
 /// A regular file found by a workspace walk.
 struct Found {
     rel: String,
@@ -525,31 +553,9 @@ impl Workspace {
         let _ = remove_path(&self.root);
     }
 
-    /// Resolves a tool path to `(normalized path, absolute path)`.
-    ///
-    /// Errors: empty, NUL, absolute (`/x`, `\x`, `C:…`) and `..` paths.
+    /// Resolves a tool path to `(normalized path, absolute path)` (see [`tool_path`]).
     pub fn resolve(&self, raw: &str) -> Result<(String, PathBuf), String> {
-        if raw.is_empty() {
-            return Err("path is empty".into());
-        }
-        if raw.contains('\0') {
-            return Err("path contains a NUL character".into());
-        }
-        let b = raw.as_bytes();
-        let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
-        if raw.starts_with('/') || raw.starts_with('\\') || drive {
-            return Err(format!(
-                "path {} is absolute; use a path relative to the workspace",
-                Value::String(raw.to_string())
-            ));
-        }
-        let norm = normalize_path(raw).map_err(|e| match e {
-            OpwmError::DotDot(_) => format!(
-                "path {} leaves the workspace (contains '..')",
-                Value::String(raw.to_string())
-            ),
-            other => other.to_string(),
-        })?;
+        let norm = tool_path(raw)?;
         let mut abs = self.root.clone();
         for seg in norm.split('/') {
             abs.push(seg);

@@ -725,6 +725,23 @@ fn invalid_tool_calls_get_error_results_and_never_abort() {
                             json!({"path": "a", "offset": null, "extra": 1}),
                         ),
                         call("o", "ws_list", json!([])),
+                        call(
+                            "b",
+                            "ws_write",
+                            json!({"path": "x.bin", "content": "@@not base64@@", "encoding": "base64"}),
+                        ),
+                        call(
+                            "l",
+                            "ws_write",
+                            json!({"path": "x.txt", "content": "x", "encoding": "latin1"}),
+                        ),
+                        call("d", "wm_read", json!({"path": "../up.txt", "offset": null})),
+                        call(
+                            "a",
+                            "wm_read",
+                            json!({"path": "/etc/passwd", "offset": null}),
+                        ),
+                        call("z", "ws_read", json!({"path": "./", "offset": null})),
                     ],
                     usage(1, 0, 1),
                 ),
@@ -758,6 +775,20 @@ fn invalid_tool_calls_get_error_results_and_never_abort() {
                         "o",
                         "invalid arguments for ws_list: $: expected object, got array",
                     ),
+                    res_err("b", "content is not valid base64"),
+                    res_err(
+                        "l",
+                        "invalid arguments for ws_write: $.encoding: expected one of \"utf8\", \"base64\", null",
+                    ),
+                    res_err(
+                        "d",
+                        "path \"../up.txt\" leaves the workspace (contains '..')",
+                    ),
+                    res_err(
+                        "a",
+                        "path \"/etc/passwd\" is absolute; use a path relative to the workspace",
+                    ),
+                    res_err("z", "path \"./\" is empty after normalization"),
                 ],
             ),
             (
