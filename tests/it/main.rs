@@ -12,4 +12,5 @@ mod devtools;
 mod fixtures;
 mod http_layer;
 mod model_providers;
+mod render_loop;
 mod simple_formats;
