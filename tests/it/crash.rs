@@ -52,7 +52,7 @@ fn crash_writer_child() {
     for i in start.. {
         let node = ["alpha", "beta", "gamma"][(i % 3) as usize];
         let r = ledger
-            .append(receipt(node, i, (i as usize * 977) % 20000))
+            .append(receipt(node, i, (i as usize * 977) % 4000))
             .unwrap();
         // Acknowledged: the append returned after fdatasync.
         let mut out = stdout.lock();
@@ -118,17 +118,29 @@ fn sigkill_writer_at_random_moments() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // xorshift: a deterministic "random" moment between 2 and 60 ms.
+        // Wait for the writer's first acknowledgement (start-up dominates on a loaded machine),
+        // then kill it at a deterministic "random" moment 0–40 ms later (xorshift).
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // The harness may print `test … ... ` on the same line as the first acknowledgement.
+        let ack = |line: &str| {
+            line.find("ACK ")
+                .map(|at| line[at + 4..].trim().to_string())
+        };
+        for line in lines.by_ref().map_while(Result::ok) {
+            if let Some(h) = ack(&line) {
+                acknowledged.push(h);
+                break;
+            }
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        std::thread::sleep(Duration::from_millis(2 + seed % 59));
+        std::thread::sleep(Duration::from_millis(seed % 41));
         // `Child::kill` sends SIGKILL on Unix.
         child.kill().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(h) = line.strip_prefix("ACK ") {
-                acknowledged.push(h.to_string());
+        for line in lines.map_while(Result::ok) {
+            if let Some(h) = ack(&line) {
+                acknowledged.push(h);
             }
         }
         let status = child.wait().unwrap();
