@@ -18,6 +18,24 @@ pub mod replay;
 pub mod scenario;
 pub mod store;
 
+pub use devtools::examples::{SHIPPED_EXAMPLES, copy_example, open_example};
+pub use devtools::server::{
+    DevToolsServer, DevToolsServerOptions, ServerError, start_devtools_server,
+};
+pub use format::receipt::{ChainVerdict, ReceiptVerdict, verify_receipt, verify_receipt_chain};
+pub use replay::describe::{DescribeOptions, DescribeResult, describe_state_dir};
+pub use replay::open::{
+    OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir, open_state_dir,
+    read_topology,
+};
+pub use replay::snapshot::{
+    ChainVerifyView, CostRollupView, EdgeView, NodeView, ReceiptFrame, ReplaySnapshot,
+    build_snapshot, version_for_frame,
+};
+pub use replay::worldmodel::{
+    NodeWorldModelView, WorldModelFileView, WorldModels, open_world_models, read_node_world_model,
+};
+
 /// The crate version (also the host's `reactor --version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -66,3 +66,32 @@ pub fn read_node_world_model(
 pub fn has_world_models(opened: &OpenedStateDir) -> bool {
     WorldModelReader::open(opened.source.as_ref()).is_some()
 }
+
+/// An opened world-model store of a state directory on disk (read-only).
+#[derive(Debug)]
+pub struct WorldModels {
+    source: crate::store::source::DiskSource,
+}
+
+impl WorldModels {
+    /// The node's current pointer.
+    pub fn published(&self, node: &str) -> Option<crate::store::worldmodel::Published> {
+        WorldModelReader::open(&self.source)?.published(node)
+    }
+    /// A node's files at a version (FORMATS.md §14.9 lookup): the resolved version and files.
+    pub fn read_version(
+        &self,
+        node: &str,
+        version: &str,
+    ) -> Option<(String, crate::format::opwm::FileTree)> {
+        WorldModelReader::open(&self.source)?.read_version(node, version)
+    }
+}
+
+/// `open_world_models(state_dir)` (VIEWER.md §7): the store at `world-models/` (or the singular
+/// `world-model/`), or `None` when the state directory has none.
+pub fn open_world_models(state_dir: &std::path::Path) -> Option<WorldModels> {
+    let source = crate::store::source::DiskSource::new(state_dir);
+    WorldModelReader::open(&source)?;
+    Some(WorldModels { source })
+}

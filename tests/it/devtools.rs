@@ -612,3 +612,86 @@ fn live_follow_pushes_new_frames() {
     );
     assert!(server.snapshot().has_topology);
 }
+
+#[test]
+fn every_example_describes_from_any_directory_and_copies() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    for name in reactor::devtools::SHIPPED_EXAMPLES {
+        for json in [false, true] {
+            let mut cmd = Command::new(bin());
+            cmd.current_dir(elsewhere.path())
+                .args(["devtools", "--example", name, "--describe"]);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            if json {
+                let v = json::parse_str(&text).unwrap();
+                assert_eq!(v.get("synthetic"), Some(&Value::Bool(true)));
+                assert_eq!(
+                    v.get("stateDir").and_then(Value::as_str),
+                    Some(format!("example:{name}").as_str())
+                );
+            } else {
+                assert!(
+                    text.contains(
+                        "(synthetic sample ledger — token counts are illustrative, not a bill)"
+                    ),
+                    "{name}"
+                );
+                assert!(text.contains("CHAIN-VERIFY  ok"), "{name}");
+            }
+        }
+        // --copy-to, then describe the copy by path (not synthetic).
+        let target = elsewhere.path().join(format!("copy-{name}"));
+        let (code, out, err) =
+            devtools(&["--example", name, "--copy-to", target.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.starts_with(&format!(
+                "reactor-devtools: copied the SAMPLE \"{name}\" ledger into {}",
+                target.display()
+            )),
+            "{out}"
+        );
+        let (code, out, _) = devtools(&[target.to_str().unwrap(), "--describe"]);
+        assert_eq!(code, 0, "{name}");
+        assert!(!out.contains("synthetic sample"), "{name}");
+        // A second copy needs --force, which replaces the fixture entries and keeps other files.
+        std::fs::write(target.join("keep.txt"), "mine").unwrap();
+        let (code, _, _) = devtools(&["--example", name, "--copy-to", target.to_str().unwrap()]);
+        assert_eq!(code, 1);
+        let (code, _, _) = devtools(&[
+            "--example",
+            name,
+            "--copy-to",
+            target.to_str().unwrap(),
+            "--force",
+        ]);
+        assert_eq!(code, 0);
+        assert_eq!(
+            std::fs::read_to_string(target.join("keep.txt")).unwrap(),
+            "mine"
+        );
+    }
+    // surprise-cost has no topology: a --force copy over masked-relay must not keep its compile/.
+    let t = elsewhere.path().join("copy-masked-relay");
+    let (code, _, _) = devtools(&[
+        "--example",
+        "surprise-cost",
+        "--copy-to",
+        t.to_str().unwrap(),
+        "--force",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!t.join("compile").exists());
+    let (_, out, _) = devtools(&[t.to_str().unwrap(), "--describe"]);
+    assert!(out.contains("topology    no (node-only fallback)"), "{out}");
+}
