@@ -386,6 +386,7 @@ impl Server {
             source,
         };
         let local_addr = listener.local_addr().map_err(io_error)?;
+        set_nodelay(&listener);
         let tiny = tiny_http::Server::from_listener(listener, None)
             .map_err(|e| io_error(std::io::Error::other(e.to_string())))?;
         let tiny = Arc::new(tiny);
@@ -539,6 +540,30 @@ impl ServerHandle {
         };
         control.report = Some(report);
         report
+    }
+}
+
+unsafe extern "C" {
+    fn setsockopt(fd: i32, level: i32, name: i32, value: *const std::ffi::c_void, len: u32) -> i32;
+}
+
+/// Disables Nagle's algorithm on the listening socket; Linux copies `TCP_NODELAY` to every
+/// accepted connection. Without it, a response written in several pieces (head, then a large
+/// body) can wait ~40 ms for the client's delayed ACK. Best effort: failure only costs latency.
+fn set_nodelay(listener: &TcpListener) {
+    use std::os::fd::AsRawFd;
+    const IPPROTO_TCP: i32 = 6;
+    const TCP_NODELAY: i32 = 1;
+    let one: i32 = 1;
+    // SAFETY: the descriptor is open for the call; the option value is a live i32.
+    unsafe {
+        setsockopt(
+            listener.as_raw_fd(),
+            IPPROTO_TCP,
+            TCP_NODELAY,
+            (&one as *const i32).cast(),
+            std::mem::size_of::<i32>() as u32,
+        );
     }
 }
 
