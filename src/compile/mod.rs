@@ -46,6 +46,9 @@ pub mod prompts;
 pub mod schema;
 pub mod session;
 
+#[cfg(test)]
+mod tests;
+
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -162,7 +165,7 @@ pub enum CompileError {
         /// The step whose request failed.
         step: Step,
         /// The provider error.
-        error: ModelError,
+        error: Box<ModelError>,
         /// Tokens spent by the whole compile before the failure.
         spent: TokenCost,
     },

@@ -92,7 +92,7 @@ pub struct SessionSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionFailureKind {
     /// The provider call failed after its retries; the error's `Display` is the hint.
-    Model(ModelError),
+    Model(Box<ModelError>),
     /// The third answer still failed validation or lowering: its error list.
     Exhausted(Vec<String>),
 }
@@ -156,7 +156,7 @@ pub fn run_session<T>(
     loop {
         let resp = client.complete(&req).map_err(|e| SessionFailure {
             step: step.clone(),
-            kind: SessionFailureKind::Model(e),
+            kind: SessionFailureKind::Model(Box::new(e)),
             tokens,
         })?;
         answers += 1;
@@ -383,7 +383,7 @@ mod tests {
         let err = run_session(&client, &settings(), &step, "E", "T", &schema(), lower).unwrap_err();
         assert_eq!(
             err.kind,
-            SessionFailureKind::Model(ModelError::ReplayExhausted)
+            SessionFailureKind::Model(Box::new(ModelError::ReplayExhausted))
         );
         assert_eq!(
             err.tokens,
@@ -399,7 +399,7 @@ mod tests {
         let err = run_session(&client, &settings(), &step, "E", "T", &schema(), lower).unwrap_err();
         assert_eq!(
             err.kind,
-            SessionFailureKind::Model(ModelError::ReplayExhausted)
+            SessionFailureKind::Model(Box::new(ModelError::ReplayExhausted))
         );
         let last = client.calls().pop().unwrap();
         match &last.messages[3] {
