@@ -136,15 +136,15 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             ));
         }
         let declared = c.facet_names();
-        let mut seen: Vec<&str> = Vec::new();
+        let declared_set: HashSet<&str> = declared.iter().copied().collect();
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut problems = Vec::new();
         for f in &n.maintains {
-            if seen.contains(&f.as_str()) {
+            if !seen.insert(f.as_str()) {
                 problems.push(format!("'{f}' is listed twice"));
-            } else if !declared.contains(&f.as_str()) {
+            } else if !declared_set.contains(f.as_str()) {
                 problems.push(format!("'{f}' is not a declared facet"));
             }
-            seen.push(f);
         }
         let missing: Vec<&str> = declared
             .iter()
@@ -188,6 +188,7 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             ));
         }
     }
+    let mut need_sets: HashMap<&str, HashSet<&str>> = HashMap::new();
     for (m, x) in out.matches.iter().enumerate() {
         let at = format!("$.matches[{m}]");
         let subscriber = reported.get(x.subscriber.as_str()).map(|&i| &out.nodes[i]);
@@ -197,7 +198,10 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
                 x.subscriber
             )),
             Some(s) => {
-                if !s.requires.iter().any(|n| n.facet == x.requirement) {
+                let needs = need_sets
+                    .entry(s.id.as_str())
+                    .or_insert_with(|| s.requires.iter().map(|n| n.facet.as_str()).collect());
+                if !needs.contains(x.requirement.as_str()) {
                     let names: Vec<&str> = s.requires.iter().map(|n| n.facet.as_str()).collect();
                     let known = if names.is_empty() {
                         "it has none".to_string()
@@ -280,16 +284,20 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
             wake_source: Some(n.wake_source.wake_source()),
         })
         .collect();
+    let mut by_need: HashMap<(&str, &str), Vec<(String, String)>> = HashMap::new();
+    for m in &out.matches {
+        by_need
+            .entry((m.subscriber.as_str(), m.requirement.as_str()))
+            .or_default()
+            .push((m.producer.clone(), m.facet.clone()));
+    }
     let mut diagnostics = Vec::new();
     let mut edges: Vec<Edge> = Vec::new();
     for s in &reported {
         for need in &s.requires {
-            let mut found: Vec<(String, String)> = out
-                .matches
-                .iter()
-                .filter(|m| m.subscriber == s.id && m.requirement == need.facet)
-                .map(|m| (m.producer.clone(), m.facet.clone()))
-                .collect();
+            let mut found = by_need
+                .remove(&(s.id.as_str(), need.facet.as_str()))
+                .unwrap_or_default();
             found.sort_by(|a, b| utf16_cmp(&a.0, &b.0).then_with(|| utf16_cmp(&a.1, &b.1)));
             found.dedup();
             match found.len() {

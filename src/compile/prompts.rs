@@ -75,6 +75,15 @@ fn code(name: &str) -> String {
     format!("{fence}{pad}{name}{pad}{fence}")
 }
 
+/// ` (<name>)` when the contract's name differs from its id, else nothing.
+fn named(c: &Contract) -> String {
+    if c.name == c.id {
+        String::new()
+    } else {
+        format!(" ({})", c.name)
+    }
+}
+
 /// Indents every line after the first by `indent` spaces.
 fn hang(text: &str, indent: usize) -> String {
     let pad = " ".repeat(indent);
@@ -151,7 +160,7 @@ pub fn canonicalizer_task(c: &Contract) -> String {
         CANONICALIZER,
         &[
             ("node", &c.id),
-            ("name", &c.name),
+            ("named", &named(c)),
             ("fence", &fence_for(maintains)),
             ("maintains", maintains),
             ("facets", &facets),
@@ -194,7 +203,7 @@ pub fn postcondition_task(c: &Contract, spec: Option<&CanonicalizerSpec>) -> Str
         POSTCONDITION,
         &[
             ("node", &c.id),
-            ("name", &c.name),
+            ("named", &named(c)),
             ("fence", &fence_for(maintains)),
             ("maintains", maintains),
             ("postconditions", &list),
@@ -275,6 +284,12 @@ mod tests {
         assert!(
             task.contains("- `prices`: The set,\n  to the cent.\n- `empty`: (no description)\n")
         );
+        assert!(task.contains("Node `price-watch` is faceted."));
+        let named = contract(
+            "---\nid: w1\nname: Watch\n---\n### Maintains\nm\n#### f\n",
+            "w.prose.md",
+        );
+        assert!(canonicalizer_task(&named).contains("Node `w1` (Watch) is faceted."));
     }
 
     #[test]

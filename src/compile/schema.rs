@@ -9,7 +9,8 @@
 //! references, no `pattern` and no length keywords (ranges are lowering checks instead).
 //!
 //! [`validate`] interprets exactly that subset (`type` as a name or a list of names, `enum`,
-//! `properties`, `required`, `additionalProperties: false`, `items`, `anyOf`) and reports every
+//! `properties`, `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array
+//! at [`MAX_ARRAY_ITEMS`] elements, and reports every
 //! violation as one line naming its JSON path (`$.nodes[2].wake_source: …`). A member that is
 //! absent but whose schema admits `null` counts as `null`, as §3.2.2 requires. [`parse_answer`]
 //! validates, then deserializes into the typed output; a deserialization failure after a clean
@@ -27,6 +28,11 @@ pub const FORME_SCHEMA_NAME: &str = "forme_output";
 pub const CANONICALIZER_SCHEMA_NAME: &str = "canonicalizer_output";
 /// Schema name of the postcondition session.
 pub const POSTCONDITION_SCHEMA_NAME: &str = "postcondition_output";
+
+/// Most elements any array of an answer may hold. Longer arrays are a validation error (and
+/// are not inspected further), which bounds every later check of an answer; no honest answer
+/// comes close.
+pub const MAX_ARRAY_ITEMS: usize = 10_000;
 
 /// Most error lines one validation reports; further errors are summarized in one last line so
 /// that a hostile answer cannot blow up the repair message.
@@ -315,6 +321,12 @@ fn check(schema: &Value, v: &Value, path: &str, out: &mut Collector) {
                     }
                 }
             }
+        }
+        Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => {
+            out.push(
+                path,
+                format!("has {} items (at most {MAX_ARRAY_ITEMS})", items.len()),
+            );
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
@@ -780,6 +792,16 @@ mod tests {
         let errors = validate(&s.schema, &json!({"nodes": many, "matches": []}));
         assert_eq!(errors.len(), MAX_ERROR_LINES + 1);
         assert_eq!(errors.last().unwrap(), "$: … and 4900 more errors");
+        let huge: Vec<Value> = (0..MAX_ARRAY_ITEMS + 1).map(|_| json!("f")).collect();
+        let errors = validate(
+            &s.schema,
+            &json!({"nodes": [{"id": "a", "kind": "test", "wake_source": "self",
+                               "requires": [], "maintains": huge}], "matches": []}),
+        );
+        assert_eq!(
+            errors,
+            vec!["$.nodes[0].maintains: has 10001 items (at most 10000)"]
+        );
         // Odd keys are quoted in paths.
         let errors = validate(&s.schema, &json!({"nodes": [], "matches": [], "a b\n": 1}));
         assert_eq!(errors, vec!["$[\"a b\\n\"]: unknown member"]);
