@@ -4,6 +4,7 @@ mod support;
 
 mod browser;
 mod compat;
+mod compile_cache;
 mod contracts;
 mod core_invariants;
 mod crash;

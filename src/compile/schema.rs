@@ -1,0 +1,824 @@
+//! The three structured-output schemas of the compile sessions (RUNTIME.md §3.2.2, §3.3.2,
+//! §3.4.2, §3.5.2), a validator for the small JSON-Schema subset they use, and the typed output
+//! structures (unknown fields denied).
+//!
+//! The schemas are written to be accepted in strict mode by every provider the project targets:
+//! the root is an object; every object lists all its properties as `required` and sets
+//! `additionalProperties: false`; an optional scalar is a type union with `"null"`; an optional
+//! object, array or enum is an `anyOf` with `{"type": "null"}`; there are no recursive
+//! references, no `pattern` and no length keywords (ranges are lowering checks instead).
+//!
+//! [`validate`] interprets exactly that subset (`type` as a name or a list of names, `enum`,
+//! `properties`, `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array
+//! at [`MAX_ARRAY_ITEMS`] elements, and reports every
+//! violation as one line naming its JSON path (`$.nodes[2].wake_source: …`). A member that is
+//! absent but whose schema admits `null` counts as `null`, as §3.2.2 requires. [`parse_answer`]
+//! validates, then deserializes into the typed output; a deserialization failure after a clean
+//! validation is reported at `$`.
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::model::OutputSchema;
+
+/// Schema name of the Forme session (HOST.md §5.3).
+pub const FORME_SCHEMA_NAME: &str = "forme_output";
+/// Schema name of the canonicalizer session.
+pub const CANONICALIZER_SCHEMA_NAME: &str = "canonicalizer_output";
+/// Schema name of the postcondition session.
+pub const POSTCONDITION_SCHEMA_NAME: &str = "postcondition_output";
+
+/// Most elements any array of an answer may hold. Longer arrays are a validation error (and
+/// are not inspected further), which bounds every later check of an answer; no honest answer
+/// comes close.
+pub const MAX_ARRAY_ITEMS: usize = 10_000;
+
+/// Most error lines one validation reports; further errors are summarized in one last line so
+/// that a hostile answer cannot blow up the repair message.
+pub const MAX_ERROR_LINES: usize = 100;
+
+fn nullable(schema: Value) -> Value {
+    json!({"anyOf": [schema, {"type": "null"}]})
+}
+
+fn object(properties: Value) -> Value {
+    let required: Vec<Value> = properties
+        .as_object()
+        .map(|m| m.keys().map(|k| Value::String(k.clone())).collect())
+        .unwrap_or_default();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
+fn array(items: Value) -> Value {
+    json!({"type": "array", "items": items})
+}
+
+fn string() -> Value {
+    json!({"type": "string"})
+}
+
+fn boolean() -> Value {
+    json!({"type": "boolean"})
+}
+
+fn string_enum(values: &[&str]) -> Value {
+    json!({"type": "string", "enum": values})
+}
+
+/// The Forme output schema (RUNTIME.md §3.3.2):
+/// `{nodes: [{id, kind, wake_source, requires: [{facet, fan_in}], maintains: [string]}],
+/// matches: [{subscriber, requirement, producer, facet}]}`.
+pub fn forme_schema() -> OutputSchema {
+    let need = object(json!({"facet": string(), "fan_in": boolean()}));
+    let node = object(json!({
+        "id": string(),
+        "kind": string_enum(&["responsibility", "gateway", "function", "pattern", "test"]),
+        "wake_source": string_enum(&["input", "self", "external"]),
+        "requires": array(need),
+        "maintains": array(string()),
+    }));
+    let matched = object(json!({
+        "subscriber": string(),
+        "requirement": string(),
+        "producer": string(),
+        "facet": string(),
+    }));
+    OutputSchema {
+        name: FORME_SCHEMA_NAME.to_string(),
+        schema: object(json!({"nodes": array(node), "matches": array(matched)})),
+    }
+}
+
+/// The canonicalizer output schema (RUNTIME.md §3.4.2):
+/// `{fields: [{path, material, text, number, collection}], default_material,
+/// facets: [{facet, paths}]}` with `text` = `{collapse_whitespace, case_insensitive}` or null,
+/// `number` = `{quantum: number|null}` or null, `collection` = `"ordered"|"set"|null`.
+pub fn canonicalizer_schema() -> OutputSchema {
+    let text = object(json!({"collapse_whitespace": boolean(), "case_insensitive": boolean()}));
+    let number = object(json!({"quantum": {"type": ["number", "null"]}}));
+    let field = object(json!({
+        "path": string(),
+        "material": boolean(),
+        "text": nullable(text),
+        "number": nullable(number),
+        "collection": nullable(string_enum(&["ordered", "set"])),
+    }));
+    let facet = object(json!({"facet": string(), "paths": array(string())}));
+    OutputSchema {
+        name: CANONICALIZER_SCHEMA_NAME.to_string(),
+        schema: object(json!({
+            "fields": array(field),
+            "default_material": boolean(),
+            "facets": array(facet),
+        })),
+    }
+}
+
+/// The postcondition output schema (RUNTIME.md §3.5.2): `{postconditions: [{id, mode, facet,
+/// predicate, source}]}` with `predicate` = `{nodes: [{kind, fact, value, children, child}],
+/// root}` or null. The predicate is a flat pool, never a recursive schema.
+pub fn postcondition_schema() -> OutputSchema {
+    let pool_node = object(json!({
+        "kind": string_enum(&[
+            "equals", "not-equals", "greater-than-or-equal", "less-than", "and", "or", "not"
+        ]),
+        "fact": {"type": ["string", "null"]},
+        "value": {"type": ["string", "number", "boolean", "null"]},
+        "children": nullable(array(json!({"type": "integer"}))),
+        "child": {"type": ["integer", "null"]},
+    }));
+    let predicate = object(json!({"nodes": array(pool_node), "root": {"type": "integer"}}));
+    let entry = object(json!({
+        "id": string(),
+        "mode": string_enum(&["deterministic", "render-attested"]),
+        "facet": string(),
+        "predicate": nullable(predicate),
+        "source": string(),
+    }));
+    OutputSchema {
+        name: POSTCONDITION_SCHEMA_NAME.to_string(),
+        schema: object(json!({"postconditions": array(entry)})),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+/// The JSON type name of a value as the schema spells it (`integer` is reported as `number`).
+fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// True for JSON integers that fit an `i64`, including integral floats (`1.0`), which JSON
+/// Schema also calls integers.
+fn is_integer(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => {
+            n.is_i64()
+                || n.as_f64().is_some_and(|f| {
+                    f.is_finite() && f.fract() == 0.0 && f >= -(2f64.powi(63)) && f < 2f64.powi(63)
+                })
+        }
+        _ => false,
+    }
+}
+
+fn type_matches(name: &str, v: &Value) -> bool {
+    match name {
+        "integer" => is_integer(v),
+        other => other == type_of(v),
+    }
+}
+
+fn schema_types(schema: &Value) -> Vec<&str> {
+    match schema.get("type") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// True when `schema` admits `null` (a `null` type or an `anyOf` branch that does).
+fn admits_null(schema: &Value) -> bool {
+    if schema_types(schema).contains(&"null") {
+        return true;
+    }
+    schema
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|branches| branches.iter().any(admits_null))
+}
+
+fn describe_types(types: &[&str]) -> String {
+    let article = |t: &str| match t {
+        "object" | "array" | "integer" => format!("an {t}"),
+        "null" => "null".to_string(),
+        _ => format!("a {t}"),
+    };
+    match types {
+        [] => "a value".to_string(),
+        [one] => article(one),
+        [init @ .., last] => {
+            let head: Vec<String> = init.iter().map(|t| article(t)).collect();
+            format!("{} or {}", head.join(", "), article(last))
+        }
+    }
+}
+
+fn short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 40 {
+        let mut s: String = text.chars().take(40).collect();
+        s.push('…');
+        s
+    } else {
+        text
+    }
+}
+
+/// `path.key`, or `path["key"]` when the key is not a plain identifier.
+fn member_path(path: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        format!("{path}.{key}")
+    } else {
+        format!("{path}[{}]", Value::String(key.to_string()))
+    }
+}
+
+struct Collector {
+    lines: Vec<String>,
+    dropped: usize,
+}
+
+impl Collector {
+    fn push(&mut self, path: &str, message: impl AsRef<str>) {
+        if self.lines.len() < MAX_ERROR_LINES {
+            self.lines.push(format!("{path}: {}", message.as_ref()));
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+fn check(schema: &Value, v: &Value, path: &str, out: &mut Collector) {
+    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+        // Pick the branch whose type admits the value and report its errors; with no such
+        // branch, report the union of the branch types.
+        let fitting = branches.iter().find(|b| {
+            let types = schema_types(b);
+            types.iter().any(|t| type_matches(t, v))
+        });
+        match fitting {
+            Some(b) => check(b, v, path, out),
+            None => {
+                let types: Vec<&str> = branches.iter().flat_map(schema_types).collect();
+                out.push(
+                    path,
+                    format!("expected {}, found {}", describe_types(&types), type_of(v)),
+                );
+            }
+        }
+        return;
+    }
+    let types = schema_types(schema);
+    if !types.is_empty() && !types.iter().any(|t| type_matches(t, v)) {
+        let found = if types.contains(&"integer") && matches!(v, Value::Number(_)) {
+            format!("{v} (not an integer)")
+        } else {
+            type_of(v).to_string()
+        };
+        out.push(
+            path,
+            format!("expected {}, found {found}", describe_types(&types)),
+        );
+        return;
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+        && !allowed.contains(v)
+    {
+        let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
+        out.push(
+            path,
+            format!("{} is not one of {}", short(v), names.join(", ")),
+        );
+        return;
+    }
+    match v {
+        Value::Object(members) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                for (key, sub) in props {
+                    let at = member_path(path, key);
+                    match members.get(key) {
+                        Some(x) => check(sub, x, &at, out),
+                        None if admits_null(sub) => {}
+                        None => out.push(&at, "required member is missing"),
+                    }
+                }
+            }
+            if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+                for key in members.keys() {
+                    if !props.is_some_and(|p| p.contains_key(key)) {
+                        out.push(&member_path(path, key), "unknown member");
+                    }
+                }
+            }
+        }
+        Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => {
+            out.push(
+                path,
+                format!("has {} items (at most {MAX_ARRAY_ITEMS})", items.len()),
+            );
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, x) in items.iter().enumerate() {
+                    check(item_schema, x, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Validates `v` against `schema` (the subset described in the module docs). Returns every
+/// violation as `<JSON path>: <message>`, at most [`MAX_ERROR_LINES`] lines plus one summary line
+/// (`$: … and <n> more errors`); `[]` when valid.
+pub fn validate(schema: &Value, v: &Value) -> Vec<String> {
+    let mut out = Collector {
+        lines: Vec::new(),
+        dropped: 0,
+    };
+    check(schema, v, "$", &mut out);
+    if out.dropped > 0 {
+        out.lines
+            .push(format!("$: … and {} more errors", out.dropped));
+    }
+    out.lines
+}
+
+/// Validates an answer against `schema` and deserializes it into `T` (RUNTIME.md §3.2.3 layer 1).
+///
+/// Errors: the validation lines of [`validate`], or `$: <serde message>` when the typed
+/// structure still rejects a valid answer.
+pub fn parse_answer<T: DeserializeOwned>(
+    schema: &OutputSchema,
+    v: &Value,
+) -> Result<T, Vec<String>> {
+    let errors = validate(&schema.schema, v);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    T::deserialize(v).map_err(|e| vec![format!("$: {e}")])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed outputs
+// ---------------------------------------------------------------------------------------------
+
+/// A contract kind as the Forme output spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KindName {
+    /// `responsibility`
+    Responsibility,
+    /// `gateway`
+    Gateway,
+    /// `function`
+    Function,
+    /// `pattern`
+    Pattern,
+    /// `test`
+    Test,
+}
+
+impl KindName {
+    /// The loader's kind.
+    pub fn kind(self) -> crate::contract::Kind {
+        use crate::contract::Kind;
+        match self {
+            KindName::Responsibility => Kind::Responsibility,
+            KindName::Gateway => Kind::Gateway,
+            KindName::Function => Kind::Function,
+            KindName::Pattern => Kind::Pattern,
+            KindName::Test => Kind::Test,
+        }
+    }
+}
+
+/// A wake source as the Forme output spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WakeName {
+    /// `input`
+    Input,
+    /// `self`
+    #[serde(rename = "self")]
+    SelfWake,
+    /// `external`
+    External,
+}
+
+impl WakeName {
+    /// The receipt-level wake source.
+    pub fn wake_source(self) -> crate::format::receipt::WakeSource {
+        use crate::format::receipt::WakeSource;
+        match self {
+            WakeName::Input => WakeSource::Input,
+            WakeName::SelfWake => WakeSource::SelfWake,
+            WakeName::External => WakeSource::External,
+        }
+    }
+}
+
+/// The Forme answer (RUNTIME.md §3.3.2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormeOutput {
+    /// One entry per node.
+    pub nodes: Vec<FormeNode>,
+    /// Semantic Requires → Maintains decisions.
+    pub matches: Vec<FormeMatch>,
+}
+
+/// `nodes[]` of the Forme answer.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormeNode {
+    /// A loaded contract id.
+    pub id: String,
+    /// Must equal the contract's kind.
+    pub kind: KindName,
+    /// The node's intrinsic wake source.
+    pub wake_source: WakeName,
+    /// The node's needs in Requires order.
+    pub requires: Vec<FormeNeed>,
+    /// The node's facet names (`[]` = `@atomic` only).
+    pub maintains: Vec<String>,
+}
+
+/// `nodes[].requires[]` of the Forme answer.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormeNeed {
+    /// The need name (non-empty, unique within the node).
+    pub facet: String,
+    /// Whether many producers may satisfy the need at once.
+    pub fan_in: bool,
+}
+
+/// `matches[]` of the Forme answer.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormeMatch {
+    /// A node id.
+    pub subscriber: String,
+    /// One of the subscriber's need names.
+    pub requirement: String,
+    /// A node id other than the subscriber.
+    pub producer: String,
+    /// A facet of the producer, or `@atomic`.
+    pub facet: String,
+}
+
+/// The canonicalizer answer (RUNTIME.md §3.4.2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CanonicalizerOutput {
+    /// Field rules.
+    pub fields: Vec<FieldOutput>,
+    /// Materiality of fields no rule governs.
+    pub default_material: bool,
+    /// One entry per declared facet.
+    pub facets: Vec<FacetOutput>,
+}
+
+/// `fields[]` of the canonicalizer answer.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldOutput {
+    /// Dotted path into `truth.json`.
+    pub path: String,
+    /// Keep or drop the field and its subtree.
+    pub material: bool,
+    /// Text normalization, or `None` (`null` or absent).
+    #[serde(default)]
+    pub text: Option<TextOutput>,
+    /// Number quantization, or `None`.
+    #[serde(default)]
+    pub number: Option<NumberOutput>,
+    /// `ordered`, `set`, or `None` (ordered).
+    #[serde(default)]
+    pub collection: Option<CollectionName>,
+}
+
+/// `fields[].text` of the canonicalizer answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextOutput {
+    /// Collapse whitespace runs and trim.
+    pub collapse_whitespace: bool,
+    /// Lower-case.
+    pub case_insensitive: bool,
+}
+
+/// `fields[].number` of the canonicalizer answer.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumberOutput {
+    /// `None` or `0` = exact; otherwise finite and `> 0` (a lowering check).
+    #[serde(default)]
+    pub quantum: Option<f64>,
+}
+
+/// `fields[].collection` of the canonicalizer answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CollectionName {
+    /// `ordered`
+    Ordered,
+    /// `set`
+    Set,
+}
+
+/// `facets[]` of the canonicalizer answer.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FacetOutput {
+    /// A declared facet name.
+    pub facet: String,
+    /// Dotted paths carrying the facet.
+    pub paths: Vec<String>,
+}
+
+/// The postcondition answer (RUNTIME.md §3.5.2).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostconditionOutput {
+    /// One entry per postcondition.
+    pub postconditions: Vec<PostconditionOutputEntry>,
+}
+
+/// `postconditions[].mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModeName {
+    /// `deterministic`
+    Deterministic,
+    /// `render-attested`
+    RenderAttested,
+}
+
+/// `postconditions[]` of the postcondition answer.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PostconditionOutputEntry {
+    /// Stable id.
+    pub id: String,
+    /// Deterministic or render-attested.
+    pub mode: ModeName,
+    /// `@atomic` or a declared facet.
+    pub facet: String,
+    /// The flat violation predicate (deterministic entries only).
+    #[serde(default)]
+    pub predicate: Option<PredicateOutput>,
+    /// The postcondition sentence, verbatim.
+    pub source: String,
+}
+
+/// `postconditions[].predicate`: a flat pool and its root.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredicateOutput {
+    /// The node pool.
+    pub nodes: Vec<PoolNodeOutput>,
+    /// Index of the root node.
+    pub root: Index,
+}
+
+/// `predicate.nodes[].kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PoolKindName {
+    /// `equals`
+    Equals,
+    /// `not-equals`
+    NotEquals,
+    /// `greater-than-or-equal`
+    GreaterThanOrEqual,
+    /// `less-than`
+    LessThan,
+    /// `and`
+    And,
+    /// `or`
+    Or,
+    /// `not`
+    Not,
+}
+
+/// `predicate.nodes[]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolNodeOutput {
+    /// The node kind.
+    pub kind: PoolKindName,
+    /// Leaves: the fact name.
+    #[serde(default)]
+    pub fact: Option<String>,
+    /// Leaves: the comparison value (`null` is a real value).
+    #[serde(default)]
+    pub value: Value,
+    /// `and` / `or`: pool indices.
+    #[serde(default)]
+    pub children: Option<Vec<Index>>,
+    /// `not`: a pool index.
+    #[serde(default)]
+    pub child: Option<Index>,
+}
+
+/// A pool index: a JSON integer within `i64` (an integral float such as `1.0` is accepted, as
+/// JSON Schema's `integer` does). Range checks belong to the predicate decoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Index(pub i64);
+
+impl<'de> Deserialize<'de> for Index {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Index, D::Error> {
+        let v = Value::deserialize(d)?;
+        if let Some(i) = v.as_i64() {
+            return Ok(Index(i));
+        }
+        match v.as_f64() {
+            Some(f) if is_integer(&v) => Ok(Index(f as i64)),
+            _ => Err(serde::de::Error::custom(format!(
+                "expected an integer index, found {v}"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every object of a strict-mode schema lists all its properties as required and forbids
+    /// others; no `$ref` anywhere.
+    fn assert_strict(schema: &Value, path: &str) {
+        assert!(schema.get("$ref").is_none(), "{path}: $ref");
+        if schema_types(schema).contains(&"object") {
+            let props = schema["properties"].as_object().expect("properties");
+            let mut required: Vec<&str> = schema["required"]
+                .as_array()
+                .expect("required")
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            required.sort();
+            let mut keys: Vec<&str> = props.keys().map(String::as_str).collect();
+            keys.sort();
+            assert_eq!(required, keys, "{path}: all properties required");
+            assert_eq!(schema["additionalProperties"], json!(false), "{path}");
+            for (k, sub) in props {
+                assert_strict(sub, &format!("{path}.{k}"));
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            assert_strict(items, &format!("{path}[]"));
+        }
+        if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
+            for (i, b) in branches.iter().enumerate() {
+                assert_strict(b, &format!("{path}|{i}"));
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_are_strict_mode_shaped_and_named() {
+        for (s, name) in [
+            (forme_schema(), "forme_output"),
+            (canonicalizer_schema(), "canonicalizer_output"),
+            (postcondition_schema(), "postcondition_output"),
+        ] {
+            assert_eq!(s.name, name);
+            assert_eq!(s.schema["type"], "object");
+            assert_strict(&s.schema, "$");
+        }
+    }
+
+    #[test]
+    fn validation_reports_every_error_with_its_path() {
+        let s = forme_schema();
+        let answer = json!({
+            "nodes": [
+                {"id": "a", "kind": "service", "wake_source": "input", "requires": [],
+                 "maintains": [], "extra": 1},
+                {"id": 7, "kind": "gateway", "wake_source": "external",
+                 "requires": [{"facet": "x"}], "maintains": ["f", null]}
+            ]
+        });
+        let errors = validate(&s.schema, &answer);
+        assert_eq!(
+            errors,
+            vec![
+                "$.nodes[0].kind: \"service\" is not one of \"responsibility\", \"gateway\", \"function\", \"pattern\", \"test\"",
+                "$.nodes[0].extra: unknown member",
+                "$.nodes[1].id: expected a string, found number",
+                "$.nodes[1].requires[0].fan_in: required member is missing",
+                "$.nodes[1].maintains[1]: expected a string, found null",
+                "$.matches: required member is missing",
+            ]
+        );
+        assert_eq!(
+            validate(&s.schema, &json!([])),
+            vec!["$: expected an object, found array"]
+        );
+    }
+
+    #[test]
+    fn nullable_members_may_be_absent_or_null_but_not_mistyped() {
+        let s = canonicalizer_schema();
+        let ok = json!({"fields": [{"path": "a", "material": true},
+                                   {"path": "b", "material": false, "text": null,
+                                    "number": {"quantum": null}, "collection": "set"}],
+                        "default_material": true, "facets": []});
+        assert_eq!(validate(&s.schema, &ok), Vec::<String>::new());
+        let out: CanonicalizerOutput = parse_answer(&s, &ok).unwrap();
+        assert_eq!(out.fields[0].text, None);
+        assert_eq!(out.fields[1].number, Some(NumberOutput { quantum: None }));
+        assert_eq!(out.fields[1].collection, Some(CollectionName::Set));
+        let bad = json!({"fields": [{"path": "a", "material": true, "text": "yes",
+                                     "number": {"quantum": "0.1"}, "collection": "bag"}],
+                         "default_material": 1, "facets": [{"facet": "f", "paths": "a"}]});
+        assert_eq!(
+            validate(&s.schema, &bad),
+            vec![
+                "$.fields[0].text: expected an object or null, found string",
+                "$.fields[0].number.quantum: expected a number or null, found string",
+                "$.fields[0].collection: \"bag\" is not one of \"ordered\", \"set\"",
+                "$.default_material: expected a boolean, found number",
+                "$.facets[0].paths: expected an array, found string",
+            ]
+        );
+    }
+
+    #[test]
+    fn integers_accept_integral_floats_only() {
+        let s = postcondition_schema();
+        let answer = json!({"postconditions": [{
+            "id": "p", "mode": "deterministic", "facet": "f", "source": "s",
+            "predicate": {"nodes": [
+                {"kind": "or", "children": [1.0, 2], "fact": null, "value": null, "child": null},
+                {"kind": "less-than", "fact": "n", "value": 3, "children": null, "child": null},
+                {"kind": "not", "child": 1.5}
+            ], "root": 0}
+        }]});
+        assert_eq!(
+            validate(&s.schema, &answer),
+            vec![
+                "$.postconditions[0].predicate.nodes[2].child: expected an integer or null, found 1.5 (not an integer)"
+            ]
+        );
+        let mut fixed = answer.clone();
+        fixed["postconditions"][0]["predicate"]["nodes"][2]["child"] = json!(1);
+        let out: PostconditionOutput = parse_answer(&s, &fixed).unwrap();
+        let pool = &out.postconditions[0].predicate.as_ref().unwrap().nodes;
+        assert_eq!(pool[0].children, Some(vec![Index(1), Index(2)]));
+        assert_eq!(pool[1].value, json!(3));
+        assert_eq!(pool[2].value, Value::Null);
+        assert_eq!(pool[2].child, Some(Index(1)));
+    }
+
+    #[test]
+    fn hostile_answers_are_bounded() {
+        let s = forme_schema();
+        let many: Vec<Value> = (0..5000).map(|_| json!(1)).collect();
+        let errors = validate(&s.schema, &json!({"nodes": many, "matches": []}));
+        assert_eq!(errors.len(), MAX_ERROR_LINES + 1);
+        assert_eq!(errors.last().unwrap(), "$: … and 4900 more errors");
+        let huge: Vec<Value> = (0..MAX_ARRAY_ITEMS + 1).map(|_| json!("f")).collect();
+        let errors = validate(
+            &s.schema,
+            &json!({"nodes": [{"id": "a", "kind": "test", "wake_source": "self",
+                               "requires": [], "maintains": huge}], "matches": []}),
+        );
+        assert_eq!(
+            errors,
+            vec!["$.nodes[0].maintains: has 10001 items (at most 10000)"]
+        );
+        // Odd keys are quoted in paths.
+        let errors = validate(&s.schema, &json!({"nodes": [], "matches": [], "a b\n": 1}));
+        assert_eq!(errors, vec!["$[\"a b\\n\"]: unknown member"]);
+    }
+
+    #[test]
+    fn typed_outputs_deny_unknown_fields_even_without_the_validator() {
+        let r: Result<FormeNeed, _> =
+            serde_json::from_value(json!({"facet": "x", "fan_in": true, "more": 1}));
+        assert!(r.is_err());
+        let r: Result<FormeOutput, _> = serde_json::from_value(json!({
+            "nodes": [{"id": "a", "kind": "gateway", "wake_source": "self", "requires": [],
+                       "maintains": []}],
+            "matches": []
+        }));
+        let out = r.unwrap();
+        assert_eq!(out.nodes[0].wake_source, WakeName::SelfWake);
+        assert_eq!(out.nodes[0].kind.kind(), crate::contract::Kind::Gateway);
+    }
+}
