@@ -1,7 +1,35 @@
-//! (room `host`; see ARCHITECTURE.md)
+//! The host (room `host`; see ARCHITECTURE.md and HOST.md): the `reactor` command line, its
+//! output conventions and errors, `reactor.yml` and project resolution, and the offline verbs.
+//!
+//! * [`cli`] parses global flags anywhere, dispatches one module per verb and maps errors to
+//!   exit codes; [`output`] holds the report conventions; [`error`] the error type.
+//! * [`config`] is `reactor.yml` (typed, validated, with `reactor.yml:<line>:<col>: <key path>`
+//!   errors) over the located YAML tree of [`yaml`]; [`project`] resolves the project
+//!   directory, state directories and reactors (run/trigger/serve build on it).
+//! * Offline verbs (no key, no lock, no network, nothing created or repaired): [`init`],
+//!   [`topology`], [`status`], [`inspect`], [`logs`], [`trace`], [`receipts`], reading through
+//!   [`trail`] (the ledger), [`statedir`] (topology, manifest, writer, world-models) and
+//!   [`rollup`] (the host cost rollup).
+//! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
+//!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
 
 pub mod cli;
+pub mod config;
 pub mod connectors;
 pub mod daemon;
+pub mod error;
 pub mod hosted;
+pub mod init;
+pub mod inspect;
+pub mod logs;
+pub mod output;
+pub mod project;
 pub mod queue;
+pub mod receipts;
+pub mod rollup;
+pub mod statedir;
+pub mod status;
+pub mod topology;
+pub mod trace;
+pub mod trail;
+pub mod yaml;

@@ -1,0 +1,387 @@
+//! `reactor receipts [list | verify | cost]` (HOST.md §8.11).
+//!
+//! * `list [--node <node>]`: the `logs` listing under the header `reactor receipts`.
+//! * `verify`: every receipt against its stored `content_hash` with the full rule set, every
+//!   per-node chain on the raw file (FORMATS.md §7), and the world-model store (every version
+//!   file decodes as OPWM1 and hashes to its name; every `published.json` parses and points to
+//!   an existing version). Any problem, or an empty trail, exits 1.
+//! * `cost [--node <node>] [--rate <rate>]`: the ledger part of the `status` body, optionally
+//!   scoped to one node, with dollar figures at a flat rate.
+
+use std::process::ExitCode;
+
+use crate::format::json::number_to_string;
+use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::error::HostError;
+use crate::host::logs;
+use crate::host::output::{self, Report, pair};
+use crate::host::rollup::CostRollup;
+use crate::host::statedir::check_world_models;
+use crate::host::trail::Trail;
+
+/// `reactor receipts --help`.
+pub const HELP: &str = "reactor receipts — ledger listing, verification and cost
+
+Usage:
+  reactor receipts [list] [--node <node>]
+  reactor receipts verify
+  reactor receipts cost [--node <node>] [--rate <rate>]
+
+Subcommands:
+  list     One line per receipt (the default; same as `reactor logs`)
+  verify   Check every receipt's content_hash and rule set, every per-node chain,
+           and the world-model files; exits 1 on any problem or an empty ledger
+  cost     Token totals by surprise cause and by node
+
+Flags:
+  --node <node>   Only this node (list, cost)
+  --rate <rate>   Dollar figures at a flat rate (cost): N, $N, N/Mtok or $N/Mtok
+                  (dollars per million tokens), Ntpd or \"N tokens-per-dollar\";
+                  reused tokens are billed at the same rate
+";
+
+/// The subcommand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sub {
+    /// `list` (the default).
+    #[default]
+    List,
+    /// `verify`.
+    Verify,
+    /// `cost`.
+    Cost,
+}
+
+/// A flat token price.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rate {
+    /// Dollars per token (fresh and reused alike).
+    pub usd_per_token: f64,
+    /// How the rate prints (`$3/Mtok`, `250000 tokens-per-dollar`).
+    pub label: String,
+}
+
+/// Parses a `--rate` value (HOST.md §8.11): `N`, `$N`, `N/Mtok` or `$N/Mtok` are dollars per
+/// million tokens (N ≥ 0); `Ntpd` or `N tokens-per-dollar` are tokens per dollar (N > 0).
+/// `None` when unparseable.
+pub fn parse_rate(s: &str) -> Option<Rate> {
+    fn num(t: &str) -> Option<f64> {
+        let t = t.trim();
+        if t.is_empty()
+            || !t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            || t.bytes().filter(|b| *b == b'.').count() > 1
+            || t == "."
+            || t.ends_with('.')
+        {
+            return None;
+        }
+        t.parse::<f64>().ok().filter(|n| n.is_finite())
+    }
+    let s = s.trim();
+    let per_dollar = s
+        .strip_suffix("tokens-per-dollar")
+        .or_else(|| s.strip_suffix("tpd"));
+    if let Some(n) = per_dollar {
+        let n = num(n)?;
+        if n <= 0.0 {
+            return None;
+        }
+        return Some(Rate {
+            usd_per_token: 1.0 / n,
+            label: format!("{} tokens-per-dollar", number_to_string(n)),
+        });
+    }
+    let body = s.strip_prefix('$').unwrap_or(s);
+    let body = body.strip_suffix("/Mtok").unwrap_or(body);
+    let n = num(body)?;
+    Some(Rate {
+        usd_per_token: n / 1_000_000.0,
+        label: format!("${}/Mtok", number_to_string(n)),
+    })
+}
+
+/// Parsed arguments.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    /// The subcommand.
+    pub sub: Sub,
+    /// `--node`.
+    pub node: Option<String>,
+    /// `--rate`.
+    pub rate: Option<Rate>,
+}
+
+/// Parses `receipts` arguments.
+pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
+    let mut a = Args::default();
+    let mut sub: Option<Sub> = None;
+    let mut rate_given = false;
+    while let Some(arg) = s.next()? {
+        match &arg {
+            OwnedArg::Long(l) if l == "node" => a.node = Some(s.value("--node")?),
+            OwnedArg::Long(l) if l == "rate" => {
+                let v = s.value("--rate")?;
+                a.rate = Some(parse_rate(&v).ok_or_else(|| {
+                    HostError::usage(
+                        format!(
+                            "invalid --rate '{}' (expected N, $N, N/Mtok, $N/Mtok, Ntpd or \"N tokens-per-dollar\")",
+                            crate::host::yaml::clip(&v, 40)
+                        ),
+                        Some("receipts"),
+                    )
+                })?);
+                rate_given = true;
+            }
+            OwnedArg::Value(v) if sub.is_none() => {
+                let name = v.to_string_lossy();
+                sub = Some(match name.as_ref() {
+                    "list" => Sub::List,
+                    "verify" => Sub::Verify,
+                    "cost" => Sub::Cost,
+                    other => {
+                        return Err(HostError::usage(
+                            format!(
+                                "unknown subcommand '{}' for 'receipts' (expected list, verify or cost)",
+                                crate::host::yaml::clip(other, 40)
+                            ),
+                            Some("receipts"),
+                        ));
+                    }
+                });
+            }
+            _ => return Err(s.unexpected(&arg)),
+        }
+    }
+    a.sub = sub.unwrap_or_default();
+    if rate_given && a.sub != Sub::Cost {
+        return Err(HostError::usage(
+            "--rate only applies to 'receipts cost'",
+            Some("receipts"),
+        ));
+    }
+    if a.node.is_some() && a.sub == Sub::Verify {
+        return Err(HostError::usage(
+            "--node does not apply to 'receipts verify' (it checks the whole ledger)",
+            Some("receipts"),
+        ));
+    }
+    Ok(a)
+}
+
+/// Dollars with four decimals: `$0.0210`.
+pub fn dollars(x: f64) -> String {
+    format!("${x:.4}")
+}
+
+/// Appends the ledger part of the `status` body (HOST.md §8.7): `receipts`, `run cost`,
+/// `dispositions`, the optional rate lines, then the blocks by surprise cause and by node
+/// (omitted when there are no receipts).
+pub fn write_ledger_body(r: &mut Report, rollup: &CostRollup, rate: Option<&Rate>) {
+    r.field("receipts", rollup.receipts.to_string());
+    r.field("run cost", rollup.total.pair());
+    let d = &rollup.dispositions;
+    r.field(
+        "dispositions",
+        format!(
+            "rendered={} skipped={} failed={}",
+            d.rendered, d.skipped, d.failed
+        ),
+    );
+    if let Some(rate) = rate {
+        let f = rollup.total.fresh as f64 * rate.usd_per_token;
+        let u = rollup.total.reused as f64 * rate.usd_per_token;
+        r.field("rate", &rate.label);
+        r.field(
+            "cost (USD)",
+            format!(
+                "total={} fresh={} reused={}",
+                dollars(f + u),
+                dollars(f),
+                dollars(u)
+            ),
+        );
+    }
+    if rollup.receipts == 0 {
+        return;
+    }
+    r.blank();
+    r.line(2, "cost by surprise cause:");
+    for (c, t) in rollup.by_surprise_cause() {
+        r.sub_field(c.as_str(), t.pair());
+    }
+    r.blank();
+    r.line(2, "cost by node:");
+    for (n, t) in &rollup.by_node {
+        r.node_row(n, t.pair());
+    }
+}
+
+fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
+    let trail = Trail::read(state_dir)?;
+    trail.print_notes();
+    if let Some(n) = &a.node
+        && !logs::is_known_node(state_dir, &trail, n)
+    {
+        return Err(logs::unknown_node(n));
+    }
+    let rollup = trail.rollup(a.node.as_deref());
+    if g.json {
+        let mut v = rollup.to_json();
+        if let Some(obj) = v.as_object_mut() {
+            if let Some(n) = &a.node {
+                obj.insert("node".into(), n.clone().into());
+            }
+            if let Some(rate) = &a.rate {
+                let f = rollup.total.fresh as f64 * rate.usd_per_token;
+                let u = rollup.total.reused as f64 * rate.usd_per_token;
+                obj.insert(
+                    "rate".into(),
+                    serde_json::json!({"usdPerToken": rate.usd_per_token, "label": rate.label}),
+                );
+                obj.insert(
+                    "dollars".into(),
+                    serde_json::json!({"total": f + u, "fresh": f, "reused": u}),
+                );
+            }
+        }
+        output::print_json(&v)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut r = Report::new("receipts cost");
+    if let Some(n) = &a.node {
+        r.field("node", n);
+    }
+    write_ledger_body(&mut r, &rollup, a.rate.as_ref());
+    output::write_stdout(r.as_str())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
+    let trail = Trail::read(state_dir)?;
+    trail.print_notes();
+    let rollup = trail.rollup(None);
+    let wm = check_world_models(state_dir);
+    let mut nodes_json = Vec::new();
+    let mut per_node = Vec::new();
+    let mut all_ok = true;
+    for node in trail.nodes() {
+        let verdict = trail.verify_chain(node);
+        let t = rollup.node(node);
+        let count = trail.entries_of(node).count();
+        all_ok &= verdict.ok;
+        nodes_json.push(serde_json::json!({
+            "node": node,
+            "receipts": count,
+            "ok": verdict.ok,
+            "head": verdict.head,
+            "errors": verdict.errors,
+            "cost": {"fresh": t.fresh, "reused": t.reused},
+        }));
+        per_node.push((node.to_string(), count, t, verdict));
+    }
+    let empty = trail.is_empty();
+    let ok = all_ok && wm.ok() && !empty;
+    if g.json {
+        let mut v = serde_json::json!({
+            "nodes": nodes_json,
+            "ok": ok,
+            "receipts": trail.len(),
+            "cost": rollup.to_json(),
+            "worldModels": {"ok": wm.ok(), "versions": wm.versions, "errors": wm.errors},
+        });
+        if empty && let Some(o) = v.as_object_mut() {
+            o.insert("empty".into(), true.into());
+        }
+        output::print_json(&v)?;
+        return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    let mut r = Report::new("receipts verify");
+    if empty {
+        r.line(2, "no receipts found in this state dir — nothing to verify");
+        output::write_stdout(r.as_str())?;
+        return Ok(ExitCode::from(1));
+    }
+    r.field("receipts", trail.len().to_string());
+    r.field("total cost", rollup.total.pair());
+    r.field("chain", if all_ok { "ALL OK" } else { "BROKEN" });
+    if wm.ok() {
+        r.field("world-models", format!("ok ({} versions)", wm.versions));
+    } else {
+        r.field("world-models", "BROKEN");
+        for e in &wm.errors {
+            r.line(4, format!("! {e}"));
+        }
+    }
+    r.blank();
+    r.line(2, "per node:");
+    for (node, count, t, verdict) in &per_node {
+        let summary = format!("{count} receipts, {}", pair(t.fresh, t.reused));
+        if verdict.ok {
+            r.node_row(node, format!("ok ({summary})"));
+        } else {
+            r.node_row(node, format!("BROKEN ({summary})"));
+            for e in &verdict.errors {
+                r.line(6, format!("! {e}"));
+            }
+        }
+    }
+    output::write_stdout(r.as_str())?;
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Runs `receipts`.
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let (_, reactor) = g.select_reactor("receipts")?;
+    match a.sub {
+        Sub::List => logs::print_listing("receipts", &reactor.state_dir, a.node.as_deref(), g.json),
+        Sub::Verify => exec_verify(g, &reactor.state_dir),
+        Sub::Cost => exec_cost(&a, g, &reactor.state_dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_grammar() {
+        for (s, per_token, label) in [
+            ("3", 3e-6, "$3/Mtok"),
+            ("$3", 3e-6, "$3/Mtok"),
+            ("3/Mtok", 3e-6, "$3/Mtok"),
+            ("$3.50/Mtok", 3.5e-6, "$3.5/Mtok"),
+            ("0", 0.0, "$0/Mtok"),
+            ("250000tpd", 4e-6, "250000 tokens-per-dollar"),
+            ("250000 tokens-per-dollar", 4e-6, "250000 tokens-per-dollar"),
+        ] {
+            let r = parse_rate(s).unwrap_or_else(|| panic!("{s}"));
+            assert!((r.usd_per_token - per_token).abs() < 1e-15, "{s}");
+            assert_eq!(r.label, label, "{s}");
+        }
+        for bad in ["", "abc", "$", "-3", "3/Ktok", "0tpd", "1e3", "3.", ".", "1.2.3", "$$3", "NaN", "inf"] {
+            assert!(parse_rate(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dollars_have_four_decimals() {
+        let r = parse_rate("$3/Mtok").unwrap();
+        assert_eq!(dollars(7010.0 * r.usd_per_token), "$0.0210");
+        assert_eq!(dollars(5210.0 * r.usd_per_token), "$0.0156");
+        assert_eq!(dollars(1800.0 * r.usd_per_token), "$0.0054");
+        assert_eq!(dollars(0.0), "$0.0000");
+    }
+
+    #[test]
+    fn ledger_body_layout() {
+        let mut rollup = CostRollup::new();
+        rollup.add("price-watch", "rendered", "self", 4100, 1800);
+        rollup.add("price-brief", "rendered", "input", 1110, 0);
+        let mut r = Report::new("receipts cost");
+        write_ledger_body(&mut r, &rollup, parse_rate("$3/Mtok").as_ref());
+        assert_eq!(
+            r.finish(),
+            "reactor receipts cost\n\n  receipts       2\n  run cost       fresh=5210 reused=1800\n  dispositions   rendered=2 skipped=0 failed=0\n  rate           $3/Mtok\n  cost (USD)     total=$0.0210 fresh=$0.0156 reused=$0.0054\n\n  cost by surprise cause:\n    input        fresh=1110 reused=0\n    self         fresh=4100 reused=1800\n\n  cost by node:\n    price-watch                  fresh=4100 reused=1800\n    price-brief                  fresh=1110 reused=0\n"
+        );
+    }
+}

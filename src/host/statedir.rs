@@ -1,0 +1,545 @@
+//! Read-only views of a state directory for the offline verbs (FORMATS.md §2, §12–§15;
+//! HOST.md §6–§7): the compiled topology and the compile manifest, the current writer (`.lock`
+//! pid and `serve.json`), published world-model pointers, and the world-model integrity check of
+//! `receipts verify`. Nothing here creates, locks, repairs or deletes anything.
+
+use std::path::{Path, PathBuf};
+
+use crate::format::address::{address, is_content_address};
+use crate::format::json::{self, Value};
+use crate::format::layout::{self, node_segment, segment_node, version_file_name};
+use crate::format::opwm;
+use crate::format::topology::{Topology, TopologyFile, unwrap_topology};
+use crate::host::error::HostError;
+use crate::host::rollup::Tokens;
+use crate::store::lock::holder_pid;
+use crate::store::source::DiskSource;
+use crate::store::worldmodel::{Published, WorldModelReader};
+
+/// Reads `compile/topology.json` (envelope or flat, FORMATS.md §15.1). `Ok(None)` when absent
+/// or of no recognised shape.
+///
+/// Errors (state, exit 1): unreadable, or not valid JSON
+/// (`compile/topology.json is not valid JSON: <parser message>`).
+pub fn read_topology(state_dir: &Path) -> Result<Option<TopologyFile>, HostError> {
+    let path = state_dir
+        .join(layout::COMPILE_DIR)
+        .join(layout::TOPOLOGY_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(HostError::state(format!("cannot read {}: {e}", path.display()))),
+    };
+    let v = json::parse(&bytes).map_err(|e| {
+        HostError::state(format!(
+            "{}: compile/topology.json is not valid JSON: {}",
+            state_dir.display(),
+            e.message()
+        ))
+    })?;
+    Ok(unwrap_topology(&v))
+}
+
+/// The readable members of `compile/manifest.json` (FORMATS.md §15.4, HOST.md §6.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    /// `contract_set_fingerprint`.
+    pub contract_set_fingerprint: Option<String>,
+    /// `sdk_version`.
+    pub sdk_version: Option<String>,
+    /// `model`: the compile model id.
+    pub model: Option<String>,
+    /// `cost.provider`.
+    pub provider: Option<String>,
+    /// `cost.tokens`.
+    pub cost: Tokens,
+    /// `nodes`.
+    pub nodes: Option<u64>,
+    /// `edges`.
+    pub edges: Option<u64>,
+    /// `compiled_at`.
+    pub compiled_at: Option<String>,
+}
+
+/// What `compile/manifest.json` holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ManifestRead {
+    /// No manifest (never compiled, or a replay fixture).
+    Absent,
+    /// Present but not JSON or not an object (the cache is stale: `manifest unreadable`).
+    Unreadable(String),
+    /// A manifest.
+    Present(Manifest),
+}
+
+fn count(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_f64)
+        .filter(|n| crate::format::receipt::is_safe_nonneg_int(*n))
+        .map(|n| n as u64)
+}
+
+/// Reads `compile/manifest.json` leniently.
+pub fn read_manifest(state_dir: &Path) -> ManifestRead {
+    let path = state_dir
+        .join(layout::COMPILE_DIR)
+        .join(layout::MANIFEST_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return ManifestRead::Absent;
+        }
+        Err(e) => return ManifestRead::Unreadable(e.to_string()),
+    };
+    let v = match json::parse(&bytes) {
+        Ok(v) => v,
+        Err(e) => return ManifestRead::Unreadable(format!("not valid JSON: {}", e.message())),
+    };
+    if v.as_object().is_none() {
+        return ManifestRead::Unreadable(format!("expected an object, got {}", v.type_name()));
+    }
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let tok = |k: &str| {
+        count(
+            v.get("cost")
+                .and_then(|c| c.get("tokens"))
+                .and_then(|t| t.get(k)),
+        )
+        .unwrap_or(0)
+    };
+    ManifestRead::Present(Manifest {
+        contract_set_fingerprint: s("contract_set_fingerprint"),
+        sdk_version: s("sdk_version"),
+        model: s("model"),
+        provider: v
+            .get("cost")
+            .and_then(|c| c.get("provider"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        cost: Tokens {
+            fresh: tok("fresh"),
+            reused: tok("reused"),
+        },
+        nodes: count(v.get("nodes")),
+        edges: count(v.get("edges")),
+        compiled_at: s("compiled_at"),
+    })
+}
+
+/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The cache matches the current key triple and every file checks out.
+    Fresh,
+    /// Stale, with the first applicable reason.
+    Stale(String),
+    /// No manifest.
+    Absent,
+    /// Freshness could not be decided (the error).
+    Unknown(String),
+}
+
+impl Freshness {
+    /// `fresh`, `stale`, `absent` or `unknown` (the `status --json` member).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Freshness::Fresh => "fresh",
+            Freshness::Stale(_) => "stale",
+            Freshness::Absent => "absent",
+            Freshness::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// The reason given while the full freshness check (key triple, digests, keyless load) is not
+/// part of this build: the compile cache module (`crate::compile::cache`) provides it.
+pub const FRESHNESS_CHECKER_MISSING: &str = "compile cache checker not built";
+
+/// The freshness `status` can decide from the manifest alone: `Absent` without one,
+/// `Stale("manifest unreadable: …")` for an unreadable one, otherwise `Unknown` — the key
+/// triple and digest checks belong to the compile cache module.
+///
+/// Integration note: when `crate::compile::cache::freshness(state_dir, &key)` exists, `status`
+/// should call it for the `Present` case (building the key from the reactor's contract set,
+/// the SDK version and the compile model) and map its result onto [`Freshness`].
+pub fn manifest_freshness(manifest: &ManifestRead) -> Freshness {
+    match manifest {
+        ManifestRead::Absent => Freshness::Absent,
+        ManifestRead::Unreadable(e) => Freshness::Stale(format!("manifest unreadable: {e}")),
+        ManifestRead::Present(_) => Freshness::Unknown(FRESHNESS_CHECKER_MISSING.to_string()),
+    }
+}
+
+/// The current writer of a state directory (HOST.md §7.1; FORMATS.md §12).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    /// The pid recorded in `.lock`.
+    pub pid: u32,
+    /// True when `serve.json` names the same pid (a daemon).
+    pub daemon: bool,
+    /// The daemon's URL, when it has an HTTP surface.
+    pub url: Option<String>,
+}
+
+impl Writer {
+    /// `pid <pid>` or `reactor serve (pid <pid>) at <url>` (HOST.md §8.2 `writer`).
+    pub fn describe(&self) -> String {
+        match (&self.url, self.daemon) {
+            (Some(u), true) => format!("reactor serve (pid {}) at {u}", self.pid),
+            (None, true) => format!("reactor serve (pid {}) without an HTTP surface", self.pid),
+            _ => format!("pid {}", self.pid),
+        }
+    }
+
+    /// `{"pid", "daemon", "url"?}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("pid".into(), self.pid.into());
+        m.insert("daemon".into(), self.daemon.into());
+        if let Some(u) = &self.url {
+            m.insert("url".into(), u.clone().into());
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+/// True when a process with this pid exists (Linux: `/proc/<pid>`; elsewhere assumed alive).
+pub fn pid_alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let proc_root = Path::new("/proc");
+    if !proc_root.is_dir() {
+        return true;
+    }
+    proc_root.join(pid.to_string()).exists()
+}
+
+/// The writer named by `.lock` when its process is alive, with the daemon details from
+/// `serve.json` when it names the same pid. Reads only; never takes or tests the lock.
+pub fn current_writer(state_dir: &Path) -> Option<Writer> {
+    let pid = holder_pid(state_dir)?;
+    if !pid_alive(pid) {
+        return None;
+    }
+    let serve = std::fs::read(state_dir.join(layout::SERVE_FILE))
+        .ok()
+        .and_then(|b| json::parse(&b).ok());
+    let (daemon, url) = match serve {
+        Some(v)
+            if v.get("pid").and_then(Value::as_f64) == Some(f64::from(pid)) =>
+        {
+            (true, v.get("url").and_then(Value::as_str).map(str::to_string))
+        }
+        _ => (false, None),
+    };
+    Some(Writer { pid, daemon, url })
+}
+
+/// A node's `published.json` (through the world-model reader, with the singular fallback).
+pub fn published(state_dir: &Path, node: &str) -> Option<Published> {
+    let src = DiskSource::new(state_dir);
+    WorldModelReader::open(&src)?.published(node)
+}
+
+/// The world-model store directory: `world-models/`, else `world-model/`, else `None`.
+pub fn world_models_dir(state_dir: &Path) -> Option<PathBuf> {
+    [layout::WORLD_MODELS_DIR, layout::WORLD_MODEL_DIR_SINGULAR]
+        .iter()
+        .map(|d| state_dir.join(d))
+        .find(|p| p.is_dir())
+}
+
+/// What a version file of a node holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VersionFile {
+    /// Decoded, with its number of files.
+    Files(usize),
+    /// Absent.
+    Missing,
+    /// Present but not a valid OPWM1 artifact.
+    Invalid(String),
+}
+
+/// Looks up one version file of a node.
+pub fn version_file(state_dir: &Path, node: &str, version: &str) -> VersionFile {
+    let (Some(dir), Some(name)) = (world_models_dir(state_dir), version_file_name(version)) else {
+        return VersionFile::Missing;
+    };
+    let path = dir
+        .join(node_segment(node))
+        .join(layout::VERSIONS_DIR)
+        .join(name);
+    match std::fs::read(&path) {
+        Ok(b) => match opwm::decode(&b) {
+            Ok(tree) => VersionFile::Files(tree.len()),
+            Err(e) => VersionFile::Invalid(e.to_string()),
+        },
+        Err(_) => VersionFile::Missing,
+    }
+}
+
+/// The declared facets of a node (never `@atomic`): from its compile artifact
+/// (`compile/nodes/<hex>.json`, `canonicalizer.facets[].facet`) when present; otherwise from its
+/// published fingerprint map; otherwise from the facets its outbound edges consume.
+pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<String> {
+    let artifact = state_dir
+        .join(layout::COMPILE_DIR)
+        .join(layout::COMPILE_NODES_DIR)
+        .join(format!("{}.json", node_segment(node)));
+    if let Some(v) = std::fs::read(&artifact)
+        .ok()
+        .and_then(|b| json::parse(&b).ok())
+        && let Some(facets) = v
+            .get("canonicalizer")
+            .and_then(|c| c.get("facets"))
+            .and_then(Value::as_array)
+    {
+        return facets
+            .iter()
+            .filter_map(|f| f.get("facet").and_then(Value::as_str))
+            .filter(|f| *f != "@atomic")
+            .map(str::to_string)
+            .collect();
+    }
+    if let Some(p) = published(state_dir, node) {
+        let f: Vec<String> = p
+            .fingerprints
+            .facets()
+            .filter(|f| *f != "@atomic")
+            .map(str::to_string)
+            .collect();
+        if !f.is_empty() {
+            return f;
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for e in &topology.edges {
+        if e.producer == node && e.facet != "@atomic" && !out.contains(&e.facet) {
+            out.push(e.facet.clone());
+        }
+    }
+    out
+}
+
+/// The phantom ingress producer of an entry point: the producer of an edge into it that is not
+/// a topology node (reference fixtures), else `<gateway>::ingress`.
+pub fn ingress_of(topology: &Topology, gateway: &str) -> String {
+    topology
+        .edges
+        .iter()
+        .find(|e| e.subscriber == gateway && !topology.has_node(&e.producer))
+        .map(|e| e.producer.clone())
+        .unwrap_or_else(|| crate::core::ir::ingress_node(gateway))
+}
+
+/// The world-model integrity verdict of `receipts verify`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorldModelCheck {
+    /// Version files examined.
+    pub versions: usize,
+    /// Every problem found, one line each.
+    pub errors: Vec<String>,
+}
+
+impl WorldModelCheck {
+    /// True when nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(String, PathBuf)> = rd
+        .filter_map(Result::ok)
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(n, _)| !layout::is_temporary_name(n))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Binds the world-model store (HOST.md §8.11): every `versions/sha256_<hex>.bin` must decode as
+/// OPWM1 and hash to its name; every `published.json` must parse and point to an existing
+/// version. Directories whose names are not hex-encoded node ids, and files not named like
+/// versions, are ignored (unknown entries, FORMATS.md §2).
+pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
+    let mut out = WorldModelCheck::default();
+    let Some(root) = world_models_dir(state_dir) else {
+        return out;
+    };
+    for (seg, node_dir) in sorted_entries(&root) {
+        if !node_dir.is_dir() {
+            continue;
+        }
+        let Some(node) = segment_node(&seg) else {
+            continue;
+        };
+        let versions_dir = node_dir.join(layout::VERSIONS_DIR);
+        let mut present: std::collections::HashSet<String> = std::collections::HashSet::new();
+        for (name, path) in sorted_entries(&versions_dir) {
+            let Some(hexpart) = name
+                .strip_prefix("sha256_")
+                .and_then(|r| r.strip_suffix(".bin"))
+            else {
+                continue;
+            };
+            let expected = format!("sha256:{hexpart}");
+            out.versions += 1;
+            if !is_content_address(&expected) {
+                out.errors.push(format!(
+                    "{node}: versions/{name} is not named sha256_<64 lowercase hex>.bin"
+                ));
+                continue;
+            }
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => {
+                    out.errors
+                        .push(format!("{node}: versions/{name} cannot be read: {e}"));
+                    continue;
+                }
+            };
+            if let Err(e) = opwm::decode(&bytes) {
+                out.errors.push(format!(
+                    "{node}: versions/{name} does not decode as OPWM1: {e}"
+                ));
+                continue;
+            }
+            let actual = address(&bytes);
+            if actual != expected {
+                out.errors.push(format!(
+                    "{node}: versions/{name} hashes to {actual}, not to its name"
+                ));
+                continue;
+            }
+            present.insert(expected);
+        }
+        let pub_path = node_dir.join(layout::PUBLISHED_FILE);
+        match std::fs::read(&pub_path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => out
+                .errors
+                .push(format!("{node}: published.json cannot be read: {e}")),
+            Ok(bytes) => match Published::parse(&bytes) {
+                None => out.errors.push(format!(
+                    "{node}: published.json does not parse (expected {{\"version\": <string>, \"fingerprints\": {{…}}}})"
+                )),
+                Some(p) => {
+                    // Only a version that decoded and hashed to its name counts.
+                    if !present.contains(&p.version) {
+                        let shown = version_file_name(&p.version)
+                            .map(|f| format!("versions/{f}"))
+                            .unwrap_or_else(|| "a version file".to_string());
+                        out.errors.push(format!(
+                            "{node}: published.json points to {}, but {shown} is missing or invalid",
+                            crate::host::yaml::clip(&p.version, 80)
+                        ));
+                    }
+                }
+            },
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::receipt::Fingerprints;
+    use crate::store::worldmodel::WorldModelStore;
+
+    #[test]
+    fn world_model_check_finds_every_problem() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(check_world_models(d.path()), WorldModelCheck::default());
+        let store = WorldModelStore::new(d.path());
+        let art = opwm::encode(vec![("truth.json".into(), b"{\"a\":1}".to_vec())]).unwrap();
+        let v = store
+            .commit("n", &art, &Fingerprints::atomic(opwm::version(&art)))
+            .unwrap();
+        let art2 = opwm::encode(vec![("x".into(), b"2".to_vec())]).unwrap();
+        store
+            .commit("m", &art2, &Fingerprints::atomic(opwm::version(&art2)))
+            .unwrap();
+        let c = check_world_models(d.path());
+        assert!(c.ok(), "{c:?}");
+        assert_eq!(c.versions, 2);
+        assert_eq!(version_file(d.path(), "n", &v), VersionFile::Files(1));
+        // Corrupt n's version: bad bytes under its name.
+        let vpath = d
+            .path()
+            .join("world-models")
+            .join(node_segment("n"))
+            .join("versions")
+            .join(version_file_name(&v).unwrap());
+        std::fs::write(&vpath, b"OPWM1\x01\x00\x00\x00").unwrap();
+        let c = check_world_models(d.path());
+        assert_eq!(c.errors.len(), 2, "{c:?}");
+        assert!(c.errors[0].starts_with("n: versions/sha256_"), "{c:?}");
+        assert!(c.errors[0].contains("does not decode as OPWM1"), "{c:?}");
+        assert!(c.errors[1].contains("published.json points to"), "{c:?}");
+        // A valid artifact under the wrong name.
+        std::fs::write(&vpath, &art2).unwrap();
+        let c = check_world_models(d.path());
+        assert!(c.errors[0].contains("hashes to sha256:"), "{c:?}");
+        // Unparseable pointer.
+        let p = d.path().join("world-models").join(node_segment("m")).join("published.json");
+        std::fs::write(&p, b"{").unwrap();
+        let c = check_world_models(d.path());
+        assert!(c.errors.iter().any(|e| e.starts_with("m: published.json does not parse")), "{c:?}");
+    }
+
+    #[test]
+    fn manifest_and_writer() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(read_manifest(d.path()), ManifestRead::Absent);
+        assert_eq!(manifest_freshness(&ManifestRead::Absent), Freshness::Absent);
+        std::fs::create_dir(d.path().join("compile")).unwrap();
+        std::fs::write(d.path().join("compile/manifest.json"), "[1]").unwrap();
+        let m = read_manifest(d.path());
+        assert_eq!(m, ManifestRead::Unreadable("expected an object, got array".into()));
+        assert_eq!(
+            manifest_freshness(&m),
+            Freshness::Stale("manifest unreadable: expected an object, got array".into())
+        );
+        std::fs::write(
+            d.path().join("compile/manifest.json"),
+            r#"{"contract_set_fingerprint":"sha256:x","sdk_version":"reactor-rs/0.2.0","model":"m","cost":{"provider":"openrouter","model":"m","tokens":{"fresh":4210,"reused":0},"surprise_cause":"self"},"nodes":2,"edges":1,"compiled_at":"2026-06-02T18:00:00.000Z"}"#,
+        )
+        .unwrap();
+        let ManifestRead::Present(m) = read_manifest(d.path()) else { panic!() };
+        assert_eq!(m.cost, Tokens { fresh: 4210, reused: 0 });
+        assert_eq!((m.nodes, m.edges), (Some(2), Some(1)));
+        assert_eq!(m.compiled_at.as_deref(), Some("2026-06-02T18:00:00.000Z"));
+        // Writer: our own pid is alive; a serve.json with the same pid makes it a daemon.
+        assert_eq!(current_writer(d.path()), None);
+        let me = std::process::id();
+        std::fs::write(d.path().join(".lock"), format!("{me}\n")).unwrap();
+        let w = current_writer(d.path()).unwrap();
+        assert_eq!(w.describe(), format!("pid {me}"));
+        std::fs::write(
+            d.path().join("serve.json"),
+            format!("{{\"pid\": {me}, \"url\": \"http://127.0.0.1:8080/\"}}"),
+        )
+        .unwrap();
+        let w = current_writer(d.path()).unwrap();
+        assert_eq!(w.describe(), format!("reactor serve (pid {me}) at http://127.0.0.1:8080/"));
+        std::fs::write(d.path().join(".lock"), "999999999\n").unwrap();
+        assert_eq!(current_writer(d.path()), None);
+    }
+}

@@ -1,0 +1,554 @@
+//! A YAML 1.2 document as a tree of located nodes, read with `serde-saphyr` (HOST.md §4.1).
+//!
+//! The library parses the text (YAML 1.2 core schema with `strict_booleans`, so `yes`/`no` stay
+//! strings; duplicate keys are errors; alias expansion is budgeted) and serde hands every node to
+//! [`YamlNode`] together with its line and column. `reactor.yml` validation then walks the tree
+//! with full key paths (see [`crate::host::config`]).
+//!
+//! Two things the library accepts are refused here because they have no JSON meaning
+//! (HOST.md §4.3): explicit tags (`!foo x`, `!!str 5`) and non-finite numbers (`.inf`, `.nan`,
+//! `1e400`). The library drops tags and turns non-finite floats into the strings `.inf`, `-.inf`
+//! and `.nan` in untyped positions, so both are recognised from the source text at the node's
+//! span: a non-finite number is such a string whose source is not quoted; a tag is a `!` token
+//! right before the node (after an optional anchor), at a place where YAML allows node
+//! properties.
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Largest `reactor.yml` read, in bytes (1 MiB).
+pub const MAX_YAML_BYTES: usize = 1024 * 1024;
+
+/// A 1-based line and column (characters), as the YAML library reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column (characters).
+    pub column: u64,
+}
+
+/// The value of a node. Integers keep their YAML integer type; floats are finite.
+#[derive(Clone, Debug, PartialEq)]
+pub enum YamlValue {
+    /// `null`, `~` or an empty value.
+    Null,
+    /// `true` / `false` (YAML 1.2 core schema).
+    Bool(bool),
+    /// A non-negative integer.
+    UInt(u64),
+    /// A negative integer.
+    Int(i64),
+    /// A finite float.
+    Float(f64),
+    /// A string (plain, quoted or block scalar).
+    Str(String),
+    /// A sequence.
+    Seq(Vec<YamlNode>),
+    /// A mapping, in document order (keys are nodes: YAML allows non-string keys).
+    Map(Vec<(YamlNode, YamlNode)>),
+}
+
+/// A node and where it is referenced in the document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct YamlNode {
+    /// The value.
+    pub value: YamlValue,
+    /// Where the node is used (for an alias: the alias).
+    pub pos: Pos,
+    /// Character offset of the node's definition (for an alias: the anchored node).
+    def_offset: usize,
+    /// Character length of the definition's span.
+    def_len: usize,
+}
+
+impl YamlNode {
+    /// The string, when the node is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            YamlValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// True for `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, YamlValue::Null)
+    }
+
+    /// A short description of the node's type and value for error messages
+    /// (`a mapping`, `a list`, `a number (5)`, `a string ('x')`, `a boolean (true)`, `null`).
+    pub fn describe(&self) -> String {
+        match &self.value {
+            YamlValue::Null => "null".to_string(),
+            YamlValue::Bool(b) => format!("a boolean ({b})"),
+            YamlValue::UInt(n) => format!("a number ({n})"),
+            YamlValue::Int(n) => format!("a number ({n})"),
+            YamlValue::Float(f) => format!("a number ({})", crate::format::json::number_to_string(*f)),
+            YamlValue::Str(s) => format!("a string ('{}')", clip(s, 60)),
+            YamlValue::Seq(_) => "a list".to_string(),
+            YamlValue::Map(_) => "a mapping".to_string(),
+        }
+    }
+}
+
+/// `s` cut to `max` characters with `…`, on one line.
+pub fn clip(s: &str, max: usize) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut t: String = one.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// A YAML error with its position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{column}: {message}")]
+pub struct YamlError {
+    /// 1-based line (0 when the library gave none).
+    pub line: u64,
+    /// 1-based column (0 when the library gave none).
+    pub column: u64,
+    /// The problem, without position.
+    pub message: String,
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = YamlValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<YamlValue, E> {
+        Ok(YamlValue::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<YamlValue, E> {
+        Ok(YamlValue::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YamlValue, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<YamlValue, E> {
+        Ok(YamlValue::Bool(b))
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<YamlValue, E> {
+        Ok(if n >= 0 {
+            YamlValue::UInt(n as u64)
+        } else {
+            YamlValue::Int(n)
+        })
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<YamlValue, E> {
+        Ok(YamlValue::UInt(n))
+    }
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<YamlValue, E> {
+        Ok(YamlValue::Float(f))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<YamlValue, E> {
+        Ok(YamlValue::Str(s.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<YamlValue, E> {
+        Ok(YamlValue::Str(s))
+    }
+    fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<YamlValue, E> {
+        Err(E::custom(format!(
+            "binary values are not supported ({} bytes)",
+            b.len()
+        )))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<YamlValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(n) = a.next_element::<YamlNode>()? {
+            items.push(n);
+        }
+        Ok(YamlValue::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<YamlValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(k) = a.next_key::<YamlNode>()? {
+            let v = a.next_value::<YamlNode>()?;
+            entries.push((k, v));
+        }
+        Ok(YamlValue::Map(entries))
+    }
+}
+
+impl<'de> Deserialize<'de> for YamlValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<YamlValue, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for YamlNode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<YamlNode, D::Error> {
+        let s = serde_saphyr::Spanned::<YamlValue>::deserialize(d)?;
+        Ok(YamlNode {
+            value: s.value,
+            pos: Pos {
+                line: s.referenced.line(),
+                column: s.referenced.column(),
+            },
+            def_offset: s.defined.span().offset(),
+            def_len: s.defined.span().len(),
+        })
+    }
+}
+
+/// Removes the library's trailing ` at line L, column C` from a message.
+fn strip_position(msg: &str) -> String {
+    let m = msg.lines().next().unwrap_or("").trim();
+    if let Some(i) = m.rfind(" at line ") {
+        let tail = &m[i + " at line ".len()..];
+        if tail.contains(", column ") && tail.chars().all(|c| c.is_ascii_digit() || ", column".contains(c)) {
+            return m[..i].to_string();
+        }
+    }
+    m.to_string()
+}
+
+/// Parses one YAML document into a located tree (an empty document is `null`).
+///
+/// Errors: syntax errors, duplicate keys, several documents, alias bombs (the library's
+/// budget), input over [`MAX_YAML_BYTES`], explicit tags and non-finite numbers — each with the
+/// position of the problem.
+pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
+    if text.len() > MAX_YAML_BYTES {
+        return Err(YamlError {
+            line: 0,
+            column: 0,
+            message: format!(
+                "the file is larger than {} KiB",
+                MAX_YAML_BYTES / 1024
+            ),
+        });
+    }
+    let options = serde_saphyr::Options {
+        strict_booleans: true,
+        with_snippet: false,
+        ..serde_saphyr::Options::default()
+    };
+    let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        YamlError {
+            line,
+            column,
+            message: strip_position(&e.without_snippet().to_string()),
+        }
+    })?;
+    let source = Source::new(text);
+    check_node(&root, &source)?;
+    Ok(root)
+}
+
+/// The document text with a character → byte offset table (the library reports character
+/// offsets).
+struct Source<'a> {
+    text: &'a str,
+    char_starts: Vec<usize>,
+}
+
+impl<'a> Source<'a> {
+    fn new(text: &'a str) -> Source<'a> {
+        let mut char_starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        char_starts.push(text.len());
+        Source { text, char_starts }
+    }
+
+    fn byte(&self, char_offset: usize) -> usize {
+        self.char_starts
+            .get(char_offset)
+            .copied()
+            .unwrap_or(self.text.len())
+    }
+
+    /// The source text of a node's definition span.
+    fn span_text(&self, node: &YamlNode) -> &'a str {
+        let a = self.byte(node.def_offset);
+        let b = self.byte(node.def_offset + node.def_len);
+        self.text.get(a..b.max(a)).unwrap_or("")
+    }
+
+    /// The text before a node's definition.
+    fn before(&self, node: &YamlNode) -> &'a str {
+        let a = self.byte(node.def_offset);
+        self.text.get(..a).unwrap_or("")
+    }
+}
+
+fn check_node(node: &YamlNode, src: &Source<'_>) -> Result<(), YamlError> {
+    let collection = matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_));
+    if let Some(tag) = tag_before(src.before(node), collection) {
+        return Err(YamlError {
+            line: node.pos.line,
+            column: node.pos.column,
+            message: format!("YAML tags are not supported ('{}')", clip(&tag, 40)),
+        });
+    }
+    match &node.value {
+        YamlValue::Str(s) if matches!(s.as_str(), ".inf" | "-.inf" | ".nan") => {
+            let raw = src.span_text(node).trim_start();
+            let quoted = raw.starts_with('"')
+                || raw.starts_with('\'')
+                || raw.starts_with('|')
+                || raw.starts_with('>');
+            if !quoted && !raw.is_empty() {
+                return Err(YamlError {
+                    line: node.pos.line,
+                    column: node.pos.column,
+                    message: format!(
+                        "non-finite number '{}' (JSON numbers must be finite)",
+                        clip(raw, 40)
+                    ),
+                });
+            }
+        }
+        YamlValue::Seq(items) => {
+            for i in items {
+                check_node(i, src)?;
+            }
+        }
+        YamlValue::Map(entries) => {
+            for (k, v) in entries {
+                check_node(k, src)?;
+                check_node(v, src)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Strips a `#` comment (a `#` at the start or after whitespace) from one line.
+fn strip_comment(line: &str) -> &str {
+    let b = line.as_bytes();
+    for i in 0..b.len() {
+        if b[i] == b'#' && (i == 0 || b[i - 1] == b' ' || b[i - 1] == b'\t') {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// The tag written right before a node, if any (see the module documentation). Only a block
+/// collection can carry its properties on the line before its first entry.
+fn tag_before(before: &str, collection: bool) -> Option<String> {
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let prefix = &before[line_start..];
+    if let Some(t) = tag_at_end(prefix) {
+        return Some(t);
+    }
+    // A block collection starts on the line after its properties (`key: !tag` + newline).
+    let rest = prefix.trim_start_matches([' ', '\t', '-']);
+    if collection && rest.is_empty() && line_start > 0 {
+        let mut lines = before[..line_start - 1].rsplit('\n');
+        for line in lines.by_ref() {
+            let code = strip_comment(line);
+            if code.trim().is_empty() {
+                continue;
+            }
+            return tag_at_end(code);
+        }
+    }
+    None
+}
+
+/// A tag token at the end of `text` (after an optional anchor) in a property position.
+fn tag_at_end(text: &str) -> Option<String> {
+    let mut t = text.trim_end_matches([' ', '\t']);
+    for _ in 0..2 {
+        let start = t
+            .rfind([' ', '\t', '[', '{', ','])
+            .map_or(0, |i| i + 1);
+        let token = &t[start..];
+        if token.is_empty() {
+            return None;
+        }
+        let mut context = t[..start].trim_end_matches([' ', '\t']);
+        // An anchor may also come before the tag (`&a !t x`).
+        let ctx_start = context
+            .rfind([' ', '\t', '[', '{', ','])
+            .map_or(0, |i| i + 1);
+        if context[ctx_start..].starts_with('&') {
+            context = context[..ctx_start].trim_end_matches([' ', '\t']);
+        }
+        let property_position = context.is_empty()
+            || context.ends_with([':', '-', '?', '[', '{', ','])
+            || context.ends_with("---");
+        if token.starts_with('!') {
+            // Tag characters never include a double quote or a closing bracket.
+            let plausible = !token.contains(['"', ']', '}']) && !token.ends_with('\'');
+            return (property_position && plausible).then(|| token.to_string());
+        }
+        if token.starts_with('&') {
+            // An anchor: the tag, if any, is the token before it.
+            t = context;
+            continue;
+        }
+        return None;
+    }
+    None
+}
+
+/// Converts a node to a JSON value (HOST.md §4.3): mappings with string keys become objects,
+/// sequences arrays, integers and finite floats numbers, booleans and null map directly.
+/// Errors name the offending node: a non-string key. (Tags and non-finite numbers were refused
+/// by [`parse_document`].)
+pub fn to_json(node: &YamlNode) -> Result<crate::format::json::Value, (Pos, String)> {
+    use crate::format::json::{Object, Value};
+    Ok(match &node.value {
+        YamlValue::Null => Value::Null,
+        YamlValue::Bool(b) => Value::Bool(*b),
+        YamlValue::UInt(n) => Value::Number(*n as f64),
+        YamlValue::Int(n) => Value::Number(*n as f64),
+        YamlValue::Float(f) => Value::Number(*f),
+        YamlValue::Str(s) => Value::str(s.clone()),
+        YamlValue::Seq(items) => Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
+        YamlValue::Map(entries) => {
+            let mut o = Object::new();
+            for (k, v) in entries {
+                let Some(key) = k.as_str() else {
+                    return Err((
+                        k.pos,
+                        format!("mapping keys must be strings, got {}", k.describe()),
+                    ));
+                };
+                o.insert(key, to_json(v)?);
+            }
+            Value::Object(o)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> YamlError {
+        parse_document(text).unwrap_err()
+    }
+
+    #[test]
+    fn core_schema_values_and_positions() {
+        let n = parse_document("a: yes\nb: true\nc: 0x1F\nd: -3\ne: 1.50\nf: ~\ng: \"q\"\nh: [1, {x: 2}]\n").unwrap();
+        let YamlValue::Map(m) = &n.value else { panic!() };
+        let v: Vec<&YamlValue> = m.iter().map(|(_, v)| &v.value).collect();
+        assert_eq!(v[0], &YamlValue::Str("yes".into()));
+        assert_eq!(v[1], &YamlValue::Bool(true));
+        assert_eq!(v[2], &YamlValue::UInt(31));
+        assert_eq!(v[3], &YamlValue::Int(-3));
+        assert_eq!(v[4], &YamlValue::Float(1.5));
+        assert_eq!(v[5], &YamlValue::Null);
+        assert_eq!(v[6], &YamlValue::Str("q".into()));
+        assert_eq!(m[7].1.pos, Pos { line: 8, column: 4 });
+        assert_eq!(m[0].0.pos, Pos { line: 1, column: 1 });
+        assert!(parse_document("").unwrap().is_null());
+        assert!(parse_document("# only a comment\n").unwrap().is_null());
+    }
+
+    #[test]
+    fn library_errors_carry_positions() {
+        let e = err("a: 1\na: 2\n");
+        assert_eq!((e.line, e.column), (2, 1));
+        assert!(e.message.contains("duplicate"), "{e:?}");
+        assert!(!e.message.contains("at line"), "{e:?}");
+        let e = err("a: [1,\n");
+        assert_eq!(e.line, 1);
+        let e = err("a: 1\n---\nb: 2\n");
+        assert_eq!(e.line, 3);
+        let e = err("a: b: c\n");
+        assert_eq!((e.line, e.column), (1, 5));
+    }
+
+    #[test]
+    fn tags_are_refused() {
+        for (text, line) in [
+            ("a: !foo x\n", 1),
+            ("a: !!str 5\n", 1),
+            ("a: [1, !t 2]\n", 1),
+            ("a: &x !t {b: 1}\n", 1),
+            ("a: !t\n  b: 1\n", 2),
+            ("a:\n  - !t x\n", 2),
+            ("!t\nb: 1\n", 2),
+        ] {
+            let e = err(text);
+            assert!(e.message.contains("YAML tags are not supported"), "{text:?}: {e:?}");
+            assert_eq!(e.line, line, "{text:?}");
+        }
+        // Exclamation marks inside values are not tags.
+        for ok in [
+            "a: foo !bar\nb: 1\n",
+            "a: \"x !y\"\nb: 1\n",
+            "a: b # !c\nd:\n  e: 1\n",
+            "a: |\n  hello !x\nw: 1\n",
+            "a: hi!\n",
+            "a: [x!, y]\n",
+            "a: \"foo, !bar\"\nb: 1\n",
+            "a: 'foo, !bar'\nb:\n  c: 1\n",
+        ] {
+            assert!(parse_document(ok).is_ok(), "{ok:?}: {:?}", parse_document(ok));
+        }
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused_but_quoted_text_is_a_string() {
+        for (text, col) in [("a: .inf\n", 4), ("a: -.Inf\n", 4), ("a: .NaN\n", 4), ("a: 1e400\n", 4), ("a: [.nan]\n", 5)] {
+            let e = err(text);
+            assert!(e.message.contains("non-finite number"), "{text:?}: {e:?}");
+            assert_eq!((e.line, e.column), (1, col), "{text:?}");
+        }
+        let n = parse_document("a: \".inf\"\nb: '.nan'\n").unwrap();
+        let YamlValue::Map(m) = &n.value else { panic!() };
+        assert_eq!(m[0].1.value, YamlValue::Str(".inf".into()));
+        assert_eq!(m[1].1.value, YamlValue::Str(".nan".into()));
+    }
+
+    #[test]
+    fn json_conversion() {
+        let n = parse_document(
+            "- {id: a, n: 1, f: 0.5, t: [x, true, null], m: {k: -2}}\n- id: b\n  body: \"two\"\n",
+        )
+        .unwrap();
+        let v = to_json(&n).unwrap();
+        assert_eq!(
+            crate::format::json::compact_string(&v),
+            r#"[{"id":"a","n":1,"f":0.5,"t":["x",true,null],"m":{"k":-2}},{"id":"b","body":"two"}]"#
+        );
+        let n = parse_document("- {1: a}\n").unwrap();
+        let (pos, msg) = to_json(&n).unwrap_err();
+        assert_eq!(pos, Pos { line: 1, column: 4 });
+        assert_eq!(msg, "mapping keys must be strings, got a number (1)");
+        let n = parse_document("? [a]\n: b\n").unwrap();
+        assert!(to_json(&n).unwrap_err().1.contains("got a list"));
+    }
+
+    #[test]
+    fn hostile_documents_fail_cleanly() {
+        // An alias bomb is stopped by the library's budget.
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 0..12 {
+            let prev = if i == 0 { "a".to_string() } else { format!("b{}", i - 1) };
+            bomb.push_str(&format!(
+                "b{i}: &b{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+        }
+        assert!(parse_document(&bomb).is_err());
+        // Deep nesting and oversized input.
+        let deep = "[".repeat(100_000);
+        assert!(parse_document(&deep).is_err());
+        let big = "#".repeat(MAX_YAML_BYTES + 1);
+        assert!(err(&big).message.contains("larger than"));
+        for junk in ["\u{0}", "a: \"unterminated\n", "- a\nb: 1\n", "{a: 1", "a:\n\t- b\n", "&a a: *a\n"] {
+            let _ = parse_document(junk);
+        }
+    }
+}
