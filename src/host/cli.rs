@@ -16,7 +16,8 @@ use crate::host::project::{Project, ProjectOptions, ReactorSpec};
 use crate::host::{init, inspect, logs, receipts, status, topology, trace};
 
 /// The overview printed by `reactor --help`.
-pub const OVERVIEW: &str = "reactor — keep a graph of model-backed nodes true to their prose contracts
+pub const OVERVIEW: &str =
+    "reactor — keep a graph of model-backed nodes true to their prose contracts
 
 Usage:
   reactor [global flags] <verb> [verb flags] [arguments]
@@ -103,7 +104,11 @@ fn lexopt_error(e: lexopt::Error, verb: Option<&str>) -> HostError {
     HostError::usage(e.to_string(), verb)
 }
 
-fn take_value(p: &mut lexopt::Parser, flag: &str, verb: Option<&str>) -> Result<OsString, HostError> {
+fn take_value(
+    p: &mut lexopt::Parser,
+    flag: &str,
+    verb: Option<&str>,
+) -> Result<OsString, HostError> {
     p.value()
         .map_err(|_| HostError::usage(format!("{flag} needs a value"), verb))
 }
@@ -113,9 +118,16 @@ fn utf8(v: OsString, flag: &str, verb: Option<&str>) -> Result<String, HostError
         .map_err(|_| HostError::usage(format!("the value of {flag} is not valid UTF-8"), verb))
 }
 
-fn refuse_attached(p: &mut lexopt::Parser, flag: &str, verb: Option<&str>) -> Result<(), HostError> {
+fn refuse_attached(
+    p: &mut lexopt::Parser,
+    flag: &str,
+    verb: Option<&str>,
+) -> Result<(), HostError> {
     match p.optional_value() {
-        Some(_) => Err(HostError::usage(format!("{flag} does not take a value"), verb)),
+        Some(_) => Err(HostError::usage(
+            format!("{flag} does not take a value"),
+            verb,
+        )),
         None => Ok(()),
     }
 }
@@ -135,7 +147,10 @@ impl Globals {
                     let flag = format!("--{l}");
                     let v = take_value(p, &flag, verb)?;
                     if v.is_empty() {
-                        return Err(HostError::usage(format!("{flag} needs a non-empty value"), verb));
+                        return Err(HostError::usage(
+                            format!("{flag} needs a non-empty value"),
+                            verb,
+                        ));
                     }
                     if l == "project" {
                         self.project = Some(PathBuf::from(v));
@@ -241,7 +256,7 @@ impl<'a> ArgStream<'a> {
 
     /// The next verb-level argument; global flags are consumed on the way. `None` at the end,
     /// or as soon as `--help` or `--version` is seen (the rest is not parsed).
-    pub fn next(&mut self) -> Result<Option<OwnedArg>, HostError> {
+    pub fn next_arg(&mut self) -> Result<Option<OwnedArg>, HostError> {
         loop {
             if self.globals.help || self.globals.version {
                 return Ok(None);
@@ -299,9 +314,8 @@ impl<'a> ArgStream<'a> {
 
     /// A positional value as UTF-8.
     pub fn positional(&self, v: OsString, what: &str) -> Result<String, HostError> {
-        v.into_string().map_err(|_| {
-            HostError::usage(format!("{what} is not valid UTF-8"), Some(self.verb))
-        })
+        v.into_string()
+            .map_err(|_| HostError::usage(format!("{what} is not valid UTF-8"), Some(self.verb)))
     }
 }
 
@@ -482,11 +496,19 @@ mod tests {
 
     #[test]
     fn globals_anywhere_with_both_value_forms() {
-        let mut p = stream_args(&["--json", "--state-dir=st", "x", "--project", "p", "--reactor=r", "--offline"]);
+        let mut p = stream_args(&[
+            "--json",
+            "--state-dir=st",
+            "x",
+            "--project",
+            "p",
+            "--reactor=r",
+            "--offline",
+        ]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "logs");
-        let a = s.next().unwrap();
+        let a = s.next_arg().unwrap();
         assert_eq!(a, Some(OwnedArg::Value("x".into())));
-        assert_eq!(s.next().unwrap(), None);
+        assert_eq!(s.next_arg().unwrap(), None);
         let g = s.globals;
         assert!(g.json && g.offline_flag);
         assert_eq!(g.state_dir, Some(PathBuf::from("st")));
@@ -498,26 +520,32 @@ mod tests {
     fn global_flag_errors() {
         let mut p = stream_args(&["--json=yes"]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "logs");
-        let e = s.next().unwrap_err();
+        let e = s.next_arg().unwrap_err();
         assert_eq!(e.message, "--json does not take a value");
         assert_eq!(e.exit_code(), 2);
         let mut p = stream_args(&["--project"]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "logs");
-        assert_eq!(s.next().unwrap_err().message, "--project needs a value");
+        assert_eq!(s.next_arg().unwrap_err().message, "--project needs a value");
         let mut p = stream_args(&["--state-dir="]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "logs");
-        assert_eq!(s.next().unwrap_err().message, "--state-dir needs a non-empty value");
+        assert_eq!(
+            s.next_arg().unwrap_err().message,
+            "--state-dir needs a non-empty value"
+        );
     }
 
     #[test]
     fn help_stops_parsing_and_double_dash_ends_flags() {
         let mut p = stream_args(&["-h", "--bogus"]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "logs");
-        assert_eq!(s.next().unwrap(), None);
+        assert_eq!(s.next_arg().unwrap(), None);
         assert!(s.globals.help);
         let mut p = stream_args(&["--", "--json"]);
         let mut s = ArgStream::new(&mut p, Globals::default(), "inspect");
-        assert_eq!(s.next().unwrap(), Some(OwnedArg::Value("--json".into())));
+        assert_eq!(
+            s.next_arg().unwrap(),
+            Some(OwnedArg::Value("--json".into()))
+        );
         assert!(!s.globals.json);
     }
 
@@ -532,7 +560,10 @@ mod tests {
         assert!(!parse_offline_env(None).unwrap());
         let e = parse_offline_env(Some("maybe")).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(e.message.starts_with("REACTOR_OFFLINE: invalid value 'maybe'"));
+        assert!(
+            e.message
+                .starts_with("REACTOR_OFFLINE: invalid value 'maybe'")
+        );
     }
 
     #[test]

@@ -471,7 +471,11 @@ fn join(path: &str, key: &str) -> String {
 
 impl<'a> Mapping<'a> {
     /// Reads a mapping (`null` is an empty one), refusing non-string and unknown keys.
-    fn read(node: &'a YamlNode, path: &str, allowed: &[&str]) -> Result<Mapping<'a>, ConfigFileError> {
+    fn read(
+        node: &'a YamlNode,
+        path: &str,
+        allowed: &[&str],
+    ) -> Result<Mapping<'a>, ConfigFileError> {
         let mut m = Mapping {
             path: path.to_string(),
             pos: node.pos,
@@ -545,7 +549,11 @@ fn string(node: &YamlNode, path: &str) -> Result<String, ConfigFileError> {
     match &node.value {
         YamlValue::Str(s) => {
             if s.chars().any(|c| c == '\u{0}') {
-                return Err(invalid(node.pos, path, "the string contains a NUL character"));
+                return Err(invalid(
+                    node.pos,
+                    path,
+                    "the string contains a NUL character",
+                ));
             }
             Ok(s.clone())
         }
@@ -566,7 +574,10 @@ fn non_empty_string(node: &YamlNode, path: &str) -> Result<String, ConfigFileErr
         return Err(invalid(
             node.pos,
             path,
-            format!("invalid value '{}' (control characters are not allowed)", clip(&s, 60)),
+            format!(
+                "invalid value '{}' (control characters are not allowed)",
+                clip(&s, 60)
+            ),
         ));
     }
     Ok(s)
@@ -633,10 +644,8 @@ pub fn clean_path(p: &Path) -> PathBuf {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
-                let popped = matches!(
-                    out.components().next_back(),
-                    Some(Component::Normal(_))
-                ) && out.pop();
+                let popped =
+                    matches!(out.components().next_back(), Some(Component::Normal(_))) && out.pop();
                 if !popped && !out.has_root() {
                     out.push("..");
                 }
@@ -694,7 +703,10 @@ fn url_value(node: &YamlNode, path: &str) -> Result<String, ConfigFileError> {
         return Err(invalid(
             node.pos,
             path,
-            format!("invalid value '{}' (expected an http:// or https:// URL)", clip(&s, 80)),
+            format!(
+                "invalid value '{}' (expected an http:// or https:// URL)",
+                clip(&s, 80)
+            ),
         ));
     }
     Ok(s)
@@ -736,7 +748,9 @@ fn parse_model(node: &YamlNode) -> Result<ModelSection, ConfigFileError> {
     let m = Mapping::read(node, "model", MODEL_KEYS)?;
     let mut model = ModelSection::default();
     let opt_string = |key: &str| -> Result<Option<String>, ConfigFileError> {
-        m.get(key).map(|v| non_empty_string(v, &m.child(key))).transpose()
+        m.get(key)
+            .map(|v| non_empty_string(v, &m.child(key)))
+            .transpose()
     };
     if let Some(v) = m.get("provider") {
         let path = m.child("provider");
@@ -812,11 +826,17 @@ fn parse_model(node: &YamlNode) -> Result<ModelSection, ConfigFileError> {
             ),
             ProviderError::BadBaseUrl(u) => (
                 "base_url",
-                format!("invalid value '{}' (expected an http:// or https:// URL)", clip(u, 80)),
+                format!(
+                    "invalid value '{}' (expected an http:// or https:// URL)",
+                    clip(u, 80)
+                ),
             ),
             ProviderError::BadKeyVariable(v) => (
                 "api_key_env",
-                format!("invalid value '{}' (expected an environment variable name)", clip(v, 60)),
+                format!(
+                    "invalid value '{}' (expected an environment variable name)",
+                    clip(v, 60)
+                ),
             ),
             other => ("provider", other.to_string()),
         };
@@ -980,14 +1000,20 @@ fn parse_connector(
             return Err(invalid(
                 type_node.pos,
                 &tpath,
-                format!("invalid value '{}' (expected static, file or http)", clip(t, 40)),
+                format!(
+                    "invalid value '{}' (expected static, file or http)",
+                    clip(t, 40)
+                ),
             ));
         }
         None => {
             return Err(invalid(
                 type_node.pos,
                 &tpath,
-                format!("expected static, file or http, got {}", type_node.describe()),
+                format!(
+                    "expected static, file or http, got {}",
+                    type_node.describe()
+                ),
             ));
         }
     };
@@ -1039,7 +1065,10 @@ fn parse_connector(
             )?,
         },
         _ => {
-            let url = url_value(m.required("url", "an http:// or https:// URL")?, &m.child("url"))?;
+            let url = url_value(
+                m.required("url", "an http:// or https:// URL")?,
+                &m.child("url"),
+            )?;
             let mut headers = Vec::new();
             if let Some(h) = m.get("headers") {
                 let hpath = m.child("headers");
@@ -1047,7 +1076,10 @@ fn parse_connector(
                     return Err(invalid(
                         h.pos,
                         &hpath,
-                        format!("expected a mapping of header names to strings, got {}", h.describe()),
+                        format!(
+                            "expected a mapping of header names to strings, got {}",
+                            h.describe()
+                        ),
                     ));
                 };
                 for (k, v) in entries {
@@ -1099,7 +1131,10 @@ fn parse_connector(
     Ok(ConnectorConfig { id_field, kind })
 }
 
-fn parse_reactors(node: &YamlNode, project_dir: &Path) -> Result<Vec<ReactorEntry>, ConfigFileError> {
+fn parse_reactors(
+    node: &YamlNode,
+    project_dir: &Path,
+) -> Result<Vec<ReactorEntry>, ConfigFileError> {
     let items = list(node, "reactors")?;
     if items.is_empty() {
         return Err(invalid(
@@ -1145,7 +1180,10 @@ fn parse_reactors(node: &YamlNode, project_dir: &Path) -> Result<Vec<ReactorEntr
             return Err(invalid(
                 pos,
                 &m.child("name"),
-                format!("duplicate reactor name '{name}' (already used by reactors[{}])", prev.index),
+                format!(
+                    "duplicate reactor name '{name}' (already used by reactors[{}])",
+                    prev.index
+                ),
             ));
         }
         let project = match m.get("project") {
@@ -1217,12 +1255,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.state.dir, Some(PathBuf::from("/abs/proj/.reactor")));
-        assert_eq!(c.model.render_model.as_deref(), Some("google/gemini-3.5-flash"));
+        assert_eq!(
+            c.model.render_model.as_deref(),
+            Some("google/gemini-3.5-flash")
+        );
         assert_eq!(c.gateways.len(), 1);
         let g = &c.gateways[0];
-        assert_eq!((g.node.as_str(), g.source_id.as_str(), g.path.as_str()), ("inbox", "inbox", "gateways[0]"));
+        assert_eq!(
+            (g.node.as_str(), g.source_id.as_str(), g.path.as_str()),
+            ("inbox", "inbox", "gateways[0]")
+        );
         assert_eq!(g.poll, Some(Duration::from_secs(30)));
-        let ConnectorKind::Static { items } = &g.connector.kind else { panic!() };
+        let ConnectorKind::Static { items } = &g.connector.kind else {
+            panic!()
+        };
         assert_eq!(
             crate::format::json::compact_string(&Value::Array(items.clone())),
             r#"[{"id":"item-1","body":"the first item"},{"id":"item-2","body":"the second item","tags":["urgent"]}]"#
@@ -1238,7 +1284,10 @@ mod tests {
         assert_eq!(c.model.provider.as_deref(), Some("acme-gateway"));
         assert_eq!(c.model.reasoning_effort.as_deref(), Some("low"));
         let cfg = ProviderConfig::resolve(&c.model.provider_settings()).unwrap();
-        assert_eq!(cfg.endpoint(), "https://llm.acme.internal/v1/chat/completions");
+        assert_eq!(
+            cfg.endpoint(),
+            "https://llm.acme.internal/v1/chat/completions"
+        );
         let c = parse("model:\n  provider: anthropic\n  base_url: https://proxy.internal/v1\n  api_key_env: MY_GATEWAY_KEY\n  temperature: 0\n").unwrap();
         assert_eq!(c.model.temperature, Some(0.0));
         assert_eq!(
@@ -1329,7 +1378,13 @@ mod tests {
             err("model:\n  max_turns: 2.5\n"),
             "reactor.yml:2:14: model.max_turns: expected an integer from 1 to 10000, got a number (2.5)"
         );
-        assert_eq!(parse("model:\n  max_turns: 24.0\n").unwrap().model.max_turns, 24);
+        assert_eq!(
+            parse("model:\n  max_turns: 24.0\n")
+                .unwrap()
+                .model
+                .max_turns,
+            24
+        );
         assert_eq!(
             err("model:\n  render_model: 5\n"),
             "reactor.yml:2:17: model.render_model: expected a string, got a number (5)"
@@ -1402,7 +1457,9 @@ mod tests {
             "reactor.yml:3:11: gateways[0].poll: invalid value '5d' (expected an integer followed by ms, s, m or h, such as 30s or 5m)"
         );
         assert_eq!(
-            err("gateways:\n  - node: a\n    connector: {type: static, items: []}\n  - node: b\n    source_id: a\n    connector: {type: static, items: []}\n"),
+            err(
+                "gateways:\n  - node: a\n    connector: {type: static, items: []}\n  - node: b\n    source_id: a\n    connector: {type: static, items: []}\n"
+            ),
             "reactor.yml:5:16: gateways[1].source_id: duplicate source_id 'a' (already used by gateways[0])"
         );
         let c = parse("gateways:\n  - node: g\n    poll: 250ms\n    connector:\n      type: file\n      id_field: key\n      dir: ./drop\n  - node: h\n    poll: 2h\n    connector:\n      type: http\n      url: \"https://helpdesk.example/api/new?since={as_of}\"\n      headers:\n        Authorization: ${HELPDESK_TOKEN}\n        X-Api-Version: \"2\"\n").unwrap();
@@ -1410,23 +1467,36 @@ mod tests {
         assert_eq!(c.gateways[0].connector.id_field, "key");
         assert_eq!(
             c.gateways[0].connector.kind,
-            ConnectorKind::File { dir: PathBuf::from("/abs/proj/drop") }
+            ConnectorKind::File {
+                dir: PathBuf::from("/abs/proj/drop")
+            }
         );
         assert_eq!(c.gateways[1].poll, Some(Duration::from_secs(7200)));
-        let ConnectorKind::Http { url, headers } = &c.gateways[1].connector.kind else { panic!() };
+        let ConnectorKind::Http { url, headers } = &c.gateways[1].connector.kind else {
+            panic!()
+        };
         assert!(url.ends_with("since={as_of}"));
-        assert_eq!(headers[0], ("Authorization".into(), "${HELPDESK_TOKEN}".into()));
+        assert_eq!(
+            headers[0],
+            ("Authorization".into(), "${HELPDESK_TOKEN}".into())
+        );
         assert_eq!(headers[1], ("X-Api-Version".into(), "2".into()));
         assert_eq!(
-            err("gateways:\n  - node: a\n    connector: {type: http, url: \"file:///etc/passwd\"}\n"),
+            err(
+                "gateways:\n  - node: a\n    connector: {type: http, url: \"file:///etc/passwd\"}\n"
+            ),
             "reactor.yml:3:34: gateways[0].connector.url: invalid value 'file:///etc/passwd' (expected an http:// or https:// URL)"
         );
         assert_eq!(
-            err("gateways:\n  - node: a\n    connector: {type: http, url: \"http://x\", headers: {\"a b\": c}}\n"),
+            err(
+                "gateways:\n  - node: a\n    connector: {type: http, url: \"http://x\", headers: {\"a b\": c}}\n"
+            ),
             "reactor.yml:3:56: gateways[0].connector.headers.a b: invalid header name (expected an HTTP token such as X-Api-Version)"
         );
         assert_eq!(
-            err("gateways:\n  - node: a\n    connector: {type: http, url: \"http://x\", headers: {A: \"${bad name}\"}}\n"),
+            err(
+                "gateways:\n  - node: a\n    connector: {type: http, url: \"http://x\", headers: {A: \"${bad name}\"}}\n"
+            ),
             "reactor.yml:3:59: gateways[0].connector.headers.A: invalid variable reference '${bad name}' (expected ${NAME} with NAME matching [A-Za-z_][A-Za-z0-9_]*)"
         );
     }
@@ -1480,8 +1550,14 @@ mod tests {
         assert_eq!(clean_path(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(clean_path(Path::new("/..")), PathBuf::from("/"));
         assert_eq!(clean_path(Path::new("a/../..")), PathBuf::from(".."));
-        assert_eq!(resolve_path(Path::new("/p"), Path::new("../s")), PathBuf::from("/s"));
-        assert_eq!(resolve_path(Path::new("/p"), Path::new("/abs/x/")), PathBuf::from("/abs/x"));
+        assert_eq!(
+            resolve_path(Path::new("/p"), Path::new("../s")),
+            PathBuf::from("/s")
+        );
+        assert_eq!(
+            resolve_path(Path::new("/p"), Path::new("/abs/x/")),
+            PathBuf::from("/abs/x")
+        );
         let c = parse("state:\n  dir: ../elsewhere/.state\n").unwrap();
         assert_eq!(c.state.dir, Some(PathBuf::from("/abs/elsewhere/.state")));
     }
@@ -1491,12 +1567,27 @@ mod tests {
         assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
         assert_eq!(parse_duration("0ms"), Some(Duration::ZERO));
         assert_eq!(parse_duration("5m"), Some(Duration::from_secs(300)));
-        for bad in ["", "s", "30", "30 s", "-1s", "1.5s", "99999999999999999999h", "3S"] {
+        for bad in [
+            "",
+            "s",
+            "30",
+            "30 s",
+            "-1s",
+            "1.5s",
+            "99999999999999999999h",
+            "3S",
+        ] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
         assert!(is_http_url("http://127.0.0.1:8080/v1"));
         assert!(is_http_url("HTTPS://x"));
-        for bad in ["http://", "https:///p", "ftp://x", "http://a b", "http://:80"] {
+        for bad in [
+            "http://",
+            "https:///p",
+            "ftp://x",
+            "http://a b",
+            "http://:80",
+        ] {
             assert!(!is_http_url(bad), "{bad}");
         }
         assert!(is_reactor_name("a.b-c_1"));
@@ -1524,7 +1615,11 @@ mod tests {
                     panic!()
                 };
                 assert!(items.len() >= 2);
-                assert!(items.iter().all(|i| i.get("id").and_then(Value::as_str).is_some()));
+                assert!(
+                    items
+                        .iter()
+                        .all(|i| i.get("id").and_then(Value::as_str).is_some())
+                );
                 seen += 1;
             }
         }

@@ -43,7 +43,7 @@ pub struct HostError {
     /// With `--json`, the document printed instead of the generic
     /// `{"status":"error","ok":false,"message":…}` (for verbs whose refusal has its own JSON
     /// shape, such as `init`).
-    pub document: Option<serde_json::Value>,
+    pub document: Option<Box<serde_json::Value>>,
 }
 
 impl fmt::Display for HostError {
@@ -114,7 +114,7 @@ impl HostError {
 
     /// Sets the `--json` document printed for this error.
     pub fn with_document(mut self, doc: serde_json::Value) -> HostError {
-        self.document = Some(doc);
+        self.document = Some(Box::new(doc));
         self
     }
 

@@ -163,7 +163,7 @@ pub struct Args {
 /// Parses `init` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut a = Args::default();
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Long(ref l) if l == "force" => {
                 s.no_value("--force")?;
@@ -171,7 +171,10 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
             }
             OwnedArg::Value(v) if a.dir.is_none() => {
                 if v.is_empty() {
-                    return Err(HostError::usage("the directory must not be empty", Some("init")));
+                    return Err(HostError::usage(
+                        "the directory must not be empty",
+                        Some("init"),
+                    ));
                 }
                 a.dir = Some(PathBuf::from(v));
             }
@@ -209,7 +212,9 @@ fn refusal(
         o.insert("existingEntries".into(), e.into());
     }
     HostError::input(message)
-        .with_hint("pass --force to write anyway (scaffold files are overwritten, nothing is deleted)")
+        .with_hint(
+            "pass --force to write anyway (scaffold files are overwritten, nothing is deleted)",
+        )
         .with_document(doc)
 }
 
@@ -230,9 +235,8 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         Ok(_) => {}
         Err(_) => {
-            crate::store::fsutil::create_dir_all_durable(&dir).map_err(|e| {
-                HostError::input(format!("cannot create {}: {e}", dir.display()))
-            })?;
+            crate::store::fsutil::create_dir_all_durable(&dir)
+                .map_err(|e| HostError::input(format!("cannot create {}: {e}", dir.display())))?;
         }
     }
     let names = sorted_names(&dir)?;
@@ -259,7 +263,11 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             return Err(refusal(
                 "non-empty",
                 &dir,
-                format!("refused: {} is not empty: {}", dir.display(), names.join(", ")),
+                format!(
+                    "refused: {} is not empty: {}",
+                    dir.display(),
+                    names.join(", ")
+                ),
                 Vec::new(),
                 Some(names),
             ));
@@ -321,7 +329,9 @@ mod tests {
         assert_eq!(digest.kind, Kind::Responsibility);
         assert_eq!(digest.facet_names(), vec!["digest"]);
         assert!(!digest.body("Requires").is_empty());
-        let cfg = crate::host::config::ReactorConfig::load(d.path()).unwrap().unwrap();
+        let cfg = crate::host::config::ReactorConfig::load(d.path())
+            .unwrap()
+            .unwrap();
         assert_eq!(cfg.gateways[0].node, "inbox");
         assert!(GITIGNORE.lines().any(|l| l == ".reactor/"));
     }

@@ -42,7 +42,7 @@ pub struct Args {
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut node: Option<String> = None;
     let mut strict = false;
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match &arg {
             OwnedArg::Long(l) if l == "strict" => {
                 s.no_value("--strict")?;

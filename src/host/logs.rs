@@ -43,7 +43,7 @@ pub struct Args {
 /// Parses `logs` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut a = Args::default();
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match &arg {
             OwnedArg::Long(l) if l == "node" => a.node = Some(s.value("--node")?),
             _ => return Err(s.unexpected(&arg)),
@@ -65,7 +65,10 @@ pub fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
 
 /// `unknown node '<node>'` (exit 1).
 pub fn unknown_node(node: &str) -> HostError {
-    HostError::input(format!("unknown node '{}'", crate::host::yaml::clip(node, 120)))
+    HostError::input(format!(
+        "unknown node '{}'",
+        crate::host::yaml::clip(node, 120)
+    ))
 }
 
 /// One listing line: `  <node:28> <status:8> wake=<source:8> fresh=<n> reused=<n>` and, under a

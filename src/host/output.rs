@@ -157,7 +157,7 @@ pub fn error_text(err: &HostError, debug: bool) -> String {
 /// `{"status":"error","ok":false,"message":"<message>; hint: …"}` (HOST.md §3.3).
 pub fn error_document(err: &HostError) -> serde_json::Value {
     match &err.document {
-        Some(d) => d.clone(),
+        Some(d) => (**d).clone(),
         None => serde_json::json!({
             "status": "error",
             "ok": false,

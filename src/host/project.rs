@@ -123,8 +123,7 @@ impl Project {
         }
         let config_path = dir.join(CONFIG_FILE);
         let loaded = ReactorConfig::load(&dir).map_err(|e| {
-            HostError::config(e.to_string())
-                .with_hint(format!("fix {} (HOST.md §4 lists every key)", config_path.display()))
+            HostError::config(e.to_string()).with_hint(format!("fix {}", config_path.display()))
         })?;
         let config_present = loaded.is_some();
         let config = loaded.unwrap_or_default();
@@ -274,7 +273,10 @@ mod tests {
             assert_eq!(e.kind, ErrorKind::Usage);
             assert_eq!(
                 e.message,
-                format!("state dir {} is not a directory", absolute(d.path()).join(sd).display())
+                format!(
+                    "state dir {} is not a directory",
+                    absolute(d.path()).join(sd).display()
+                )
             );
         }
         std::fs::write(d.path().join("reactor.yml"), "state:\n  dir: f\n").unwrap();
@@ -309,7 +311,10 @@ mod tests {
         let mut o = opts(d.path());
         o.state_dir = Some(PathBuf::from("/tmp/elsewhere"));
         let p = Project::load(&o).unwrap();
-        assert_eq!(p.reactors[0].state_dir, PathBuf::from("/tmp/elsewhere/alpha"));
+        assert_eq!(
+            p.reactors[0].state_dir,
+            PathBuf::from("/tmp/elsewhere/alpha")
+        );
         assert_eq!(p.reactors[1].state_dir, base.join("state/beta"));
 
         std::fs::write(
@@ -320,11 +325,15 @@ mod tests {
         let e = Project::load(&opts(d.path())).unwrap_err();
         assert_eq!(e.exit_code(), 1);
         assert!(
-            e.message.starts_with("reactor.yml:4:16: reactors[1].state_dir: "),
+            e.message
+                .starts_with("reactor.yml:4:16: reactors[1].state_dir: "),
             "{}",
             e.message
         );
-        assert!(e.message.contains("is also the state directory of reactor 'alpha'"));
+        assert!(
+            e.message
+                .contains("is also the state directory of reactor 'alpha'")
+        );
     }
 
     #[test]
@@ -336,7 +345,10 @@ mod tests {
         std::fs::write(d.path().join("reactor.yml"), "model:\n  temprature: 1\n").unwrap();
         let e = Project::load(&opts(d.path())).unwrap_err();
         assert_eq!(e.exit_code(), 1);
-        assert!(e.message.starts_with("reactor.yml:2:3: model.temprature: unknown key"));
+        assert!(
+            e.message
+                .starts_with("reactor.yml:2:3: model.temprature: unknown key")
+        );
         std::fs::create_dir(d.path().join("sub")).unwrap();
         std::fs::create_dir(d.path().join("sub/reactor.yml")).unwrap();
         let e = Project::load(&opts(&d.path().join("sub"))).unwrap_err();

@@ -116,7 +116,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut a = Args::default();
     let mut sub: Option<Sub> = None;
     let mut rate_given = false;
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match &arg {
             OwnedArg::Long(l) if l == "node" => a.node = Some(s.value("--node")?),
             OwnedArg::Long(l) if l == "rate" => {
@@ -293,7 +293,11 @@ fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, Hos
             o.insert("empty".into(), true.into());
         }
         output::print_json(&v)?;
-        return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     let mut r = Report::new("receipts verify");
     if empty {
@@ -326,7 +330,11 @@ fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, Hos
         }
     }
     output::write_stdout(r.as_str())?;
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Runs `receipts`.
@@ -358,7 +366,9 @@ mod tests {
             assert!((r.usd_per_token - per_token).abs() < 1e-15, "{s}");
             assert_eq!(r.label, label, "{s}");
         }
-        for bad in ["", "abc", "$", "-3", "3/Ktok", "0tpd", "1e3", "3.", ".", "1.2.3", "$$3", "NaN", "inf"] {
+        for bad in [
+            "", "abc", "$", "-3", "3/Ktok", "0tpd", "1e3", "3.", ".", "1.2.3", "$$3", "NaN", "inf",
+        ] {
             assert!(parse_rate(bad).is_none(), "{bad}");
         }
     }

@@ -251,9 +251,19 @@ mod tests {
             "cost: fresh=5301 reused=1801 (rendered=2 skipped=1 failed=1) receipts=5"
         );
         assert_eq!(r.dispositions.other, 2);
-        assert_eq!(r.node("x"), Tokens { fresh: 90, reused: 0 });
+        assert_eq!(
+            r.node("x"),
+            Tokens {
+                fresh: 90,
+                reused: 0
+            }
+        );
         assert_eq!(r.node("zzz"), Tokens::default());
-        let causes: Vec<&str> = r.by_surprise_cause().iter().map(|(c, _)| c.as_str()).collect();
+        let causes: Vec<&str> = r
+            .by_surprise_cause()
+            .iter()
+            .map(|(c, _)| c.as_str())
+            .collect();
         assert_eq!(causes, vec!["input", "self", "external"]);
     }
 
@@ -264,6 +274,9 @@ mod tests {
         assert_eq!(v["byNode"], serde_json::json!({}));
         assert_eq!(v["bySurpriseCause"], serde_json::json!({}));
         assert_eq!(v["receipts"], 0);
-        assert_eq!(r.one_line(), "cost: fresh=0 reused=0 (rendered=0 skipped=0) receipts=0");
+        assert_eq!(
+            r.one_line(),
+            "cost: fresh=0 reused=0 (rendered=0 skipped=0) receipts=0"
+        );
     }
 }

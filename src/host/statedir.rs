@@ -35,7 +35,12 @@ pub fn read_topology(state_dir: &Path) -> Result<Option<TopologyFile>, HostError
         {
             return Ok(None);
         }
-        Err(e) => return Err(HostError::state(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(HostError::state(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
+        }
     };
     let v = json::parse(&bytes).map_err(|e| {
         HostError::state(format!(
@@ -237,11 +242,10 @@ pub fn current_writer(state_dir: &Path) -> Option<Writer> {
         .ok()
         .and_then(|b| json::parse(&b).ok());
     let (daemon, url) = match serve {
-        Some(v)
-            if v.get("pid").and_then(Value::as_f64) == Some(f64::from(pid)) =>
-        {
-            (true, v.get("url").and_then(Value::as_str).map(str::to_string))
-        }
+        Some(v) if v.get("pid").and_then(Value::as_f64) == Some(f64::from(pid)) => (
+            true,
+            v.get("url").and_then(Value::as_str).map(str::to_string),
+        ),
         _ => (false, None),
     };
     Some(Writer { pid, daemon, url })
@@ -291,8 +295,9 @@ pub fn version_file(state_dir: &Path, node: &str, version: &str) -> VersionFile 
 }
 
 /// The declared facets of a node (never `@atomic`): from its compile artifact
-/// (`compile/nodes/<hex>.json`, `canonicalizer.facets[].facet`) when present; otherwise from its
-/// published fingerprint map; otherwise from the facets its outbound edges consume.
+/// (`compile/nodes/<hex>.json`, `canonicalizer.facets[].facet`) when present; otherwise the
+/// facets its outbound edges consume (edge order); otherwise the facets of its published
+/// fingerprint map.
 pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<String> {
     let artifact = state_dir
         .join(layout::COMPILE_DIR)
@@ -313,22 +318,21 @@ pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<Strin
             .map(str::to_string)
             .collect();
     }
-    if let Some(p) = published(state_dir, node) {
-        let f: Vec<String> = p
-            .fingerprints
-            .facets()
-            .filter(|f| *f != "@atomic")
-            .map(str::to_string)
-            .collect();
-        if !f.is_empty() {
-            return f;
-        }
-    }
     let mut out: Vec<String> = Vec::new();
     for e in &topology.edges {
         if e.producer == node && e.facet != "@atomic" && !out.contains(&e.facet) {
             out.push(e.facet.clone());
         }
+    }
+    if out.is_empty()
+        && let Some(p) = published(state_dir, node)
+    {
+        out = p
+            .fingerprints
+            .facets()
+            .filter(|f| *f != "@atomic")
+            .map(str::to_string)
+            .collect();
     }
     out
 }
@@ -391,6 +395,7 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
         };
         let versions_dir = node_dir.join(layout::VERSIONS_DIR);
         let mut present: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut invalid: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (name, path) in sorted_entries(&versions_dir) {
             let Some(hexpart) = name
                 .strip_prefix("sha256_")
@@ -418,6 +423,7 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
                 out.errors.push(format!(
                     "{node}: versions/{name} does not decode as OPWM1: {e}"
                 ));
+                invalid.insert(expected);
                 continue;
             }
             let actual = address(&bytes);
@@ -425,6 +431,7 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
                 out.errors.push(format!(
                     "{node}: versions/{name} hashes to {actual}, not to its name"
                 ));
+                invalid.insert(expected);
                 continue;
             }
             present.insert(expected);
@@ -442,11 +449,13 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
                 Some(p) => {
                     // Only a version that decoded and hashed to its name counts.
                     if !present.contains(&p.version) {
-                        let shown = version_file_name(&p.version)
-                            .map(|f| format!("versions/{f}"))
-                            .unwrap_or_else(|| "a version file".to_string());
+                        let what = if invalid.contains(&p.version) {
+                            "an invalid version file"
+                        } else {
+                            "a version file that is missing"
+                        };
                         out.errors.push(format!(
-                            "{node}: published.json points to {}, but {shown} is missing or invalid",
+                            "{node}: published.json points to {} ({what})",
                             crate::host::yaml::clip(&p.version, 80)
                         ));
                     }
@@ -498,10 +507,19 @@ mod tests {
         let c = check_world_models(d.path());
         assert!(c.errors[0].contains("hashes to sha256:"), "{c:?}");
         // Unparseable pointer.
-        let p = d.path().join("world-models").join(node_segment("m")).join("published.json");
+        let p = d
+            .path()
+            .join("world-models")
+            .join(node_segment("m"))
+            .join("published.json");
         std::fs::write(&p, b"{").unwrap();
         let c = check_world_models(d.path());
-        assert!(c.errors.iter().any(|e| e.starts_with("m: published.json does not parse")), "{c:?}");
+        assert!(
+            c.errors
+                .iter()
+                .any(|e| e.starts_with("m: published.json does not parse")),
+            "{c:?}"
+        );
     }
 
     #[test]
@@ -512,7 +530,10 @@ mod tests {
         std::fs::create_dir(d.path().join("compile")).unwrap();
         std::fs::write(d.path().join("compile/manifest.json"), "[1]").unwrap();
         let m = read_manifest(d.path());
-        assert_eq!(m, ManifestRead::Unreadable("expected an object, got array".into()));
+        assert_eq!(
+            m,
+            ManifestRead::Unreadable("expected an object, got array".into())
+        );
         assert_eq!(
             manifest_freshness(&m),
             Freshness::Stale("manifest unreadable: expected an object, got array".into())
@@ -522,8 +543,16 @@ mod tests {
             r#"{"contract_set_fingerprint":"sha256:x","sdk_version":"reactor-rs/0.2.0","model":"m","cost":{"provider":"openrouter","model":"m","tokens":{"fresh":4210,"reused":0},"surprise_cause":"self"},"nodes":2,"edges":1,"compiled_at":"2026-06-02T18:00:00.000Z"}"#,
         )
         .unwrap();
-        let ManifestRead::Present(m) = read_manifest(d.path()) else { panic!() };
-        assert_eq!(m.cost, Tokens { fresh: 4210, reused: 0 });
+        let ManifestRead::Present(m) = read_manifest(d.path()) else {
+            panic!()
+        };
+        assert_eq!(
+            m.cost,
+            Tokens {
+                fresh: 4210,
+                reused: 0
+            }
+        );
         assert_eq!((m.nodes, m.edges), (Some(2), Some(1)));
         assert_eq!(m.compiled_at.as_deref(), Some("2026-06-02T18:00:00.000Z"));
         // Writer: our own pid is alive; a serve.json with the same pid makes it a daemon.
@@ -538,7 +567,10 @@ mod tests {
         )
         .unwrap();
         let w = current_writer(d.path()).unwrap();
-        assert_eq!(w.describe(), format!("reactor serve (pid {me}) at http://127.0.0.1:8080/"));
+        assert_eq!(
+            w.describe(),
+            format!("reactor serve (pid {me}) at http://127.0.0.1:8080/")
+        );
         std::fs::write(d.path().join(".lock"), "999999999\n").unwrap();
         assert_eq!(current_writer(d.path()), None);
     }

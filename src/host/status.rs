@@ -48,7 +48,7 @@ pub struct Args {}
 
 /// Parses `status` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
-    if let Some(arg) = s.next()? {
+    if let Some(arg) = s.next_arg()? {
         return Err(s.unexpected(&arg));
     }
     Ok(Args {})

@@ -64,7 +64,7 @@ pub struct Args {
 /// Parses `topology` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut a = Args::default();
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match &arg {
             OwnedArg::Long(l) if l == "format" => {
                 let v = s.value("--format")?;
@@ -257,7 +257,11 @@ pub fn render_mermaid(t: &Topology) -> String {
         }
     }
     for e in &t.edges {
-        let arrow = if t.has_node(&e.producer) { "-->" } else { "-.->" };
+        let arrow = if t.has_node(&e.producer) {
+            "-->"
+        } else {
+            "-.->"
+        };
         s.push_str(&format!(
             "  {} {arrow}|\"{}\"| {}\n",
             id_of(&e.producer),
@@ -278,7 +282,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reactor("topology")?;
     let state_dir = &reactor.state_dir;
     let Some(file) = statedir::read_topology(state_dir)? else {
-        return Err(HostError::state("no compiled IR — run `reactor compile` first"));
+        return Err(HostError::state(
+            "no compiled IR — run `reactor compile` first",
+        ));
     };
     let t = &file.topology;
     match a.format {
@@ -378,7 +384,10 @@ mod tests {
             wake_source: Some(w),
         };
         Topology {
-            nodes: vec![n("digest", WakeSource::Input), n("in\"box", WakeSource::External)],
+            nodes: vec![
+                n("digest", WakeSource::Input),
+                n("in\"box", WakeSource::External),
+            ],
             edges: vec![Edge::new("in\"box", "digest", "items")],
             entry_points: vec!["in\"box".into()],
             acyclic: true,
@@ -389,10 +398,22 @@ mod tests {
     fn dot_drawing() {
         let d = render_dot(&sample());
         assert!(d.starts_with("digraph reactor {\n"));
-        assert!(d.contains("  \"in\\\"box\" [peripheries=2, label=\"in\\\"box\\n(entry point)\"];\n"), "{d}");
-        assert!(d.contains("  \"in\\\"box::ingress\" [shape=ellipse, style=dashed];\n"), "{d}");
-        assert!(d.contains("  \"in\\\"box::ingress\" -> \"in\\\"box\" [style=dashed];\n"), "{d}");
-        assert!(d.contains("  \"in\\\"box\" -> \"digest\" [label=\"items\"];\n"), "{d}");
+        assert!(
+            d.contains("  \"in\\\"box\" [peripheries=2, label=\"in\\\"box\\n(entry point)\"];\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains("  \"in\\\"box::ingress\" [shape=ellipse, style=dashed];\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains("  \"in\\\"box::ingress\" -> \"in\\\"box\" [style=dashed];\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains("  \"in\\\"box\" -> \"digest\" [label=\"items\"];\n"),
+            "{d}"
+        );
         assert!(d.ends_with("}\n"));
     }
 
@@ -410,10 +431,17 @@ mod tests {
     #[test]
     fn flat_topologies_draw_their_own_phantom_edges() {
         let mut t = sample();
-        t.edges.insert(0, Edge::new("ingress.x", "in\"box", "inbox"));
+        t.edges
+            .insert(0, Edge::new("ingress.x", "in\"box", "inbox"));
         let d = render_dot(&t);
-        assert!(d.contains("\"ingress.x\" [shape=ellipse, style=dashed]"), "{d}");
-        assert!(d.contains("\"ingress.x\" -> \"in\\\"box\" [label=\"inbox\", style=dashed];"), "{d}");
+        assert!(
+            d.contains("\"ingress.x\" [shape=ellipse, style=dashed]"),
+            "{d}"
+        );
+        assert!(
+            d.contains("\"ingress.x\" -> \"in\\\"box\" [label=\"inbox\", style=dashed];"),
+            "{d}"
+        );
         assert!(!d.contains("::ingress"), "{d}");
         let m = render_mermaid(&t);
         assert!(m.contains("  p0 -.->|\"inbox\"| n1\n"), "{m}");

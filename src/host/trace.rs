@@ -44,7 +44,7 @@ pub struct Args {
 /// Parses `trace` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut a = Args::default();
-    while let Some(arg) = s.next()? {
+    while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Value(v) if a.node.is_none() => a.node = Some(s.positional(v, "<node>")?),
             other => return Err(s.unexpected(&other)),

@@ -127,7 +127,10 @@ impl Trail {
                 });
             }
             Err(e) => {
-                return Err(HostError::state(format!("cannot read {}: {e}", path.display())));
+                return Err(HostError::state(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
             }
         };
         let read = ledger::read_ledger(&bytes).map_err(|e| {
@@ -281,9 +284,22 @@ mod tests {
         );
         std::fs::write(d.path().join("receipts.json"), b"{}").unwrap();
         let e = Trail::read(d.path()).unwrap_err();
-        assert!(e.message.ends_with("receipts.json must contain a JSON array"), "{}", e.message);
-        assert_eq!(e.hints, vec!["restore the file from a backup or move it aside".to_string()]);
+        assert!(
+            e.message
+                .ends_with("receipts.json must contain a JSON array"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.hints,
+            vec!["restore the file from a backup or move it aside".to_string()]
+        );
         std::fs::write(d.path().join("receipts.json"), b"[1]x").unwrap();
-        assert!(Trail::read(d.path()).unwrap_err().message.contains("corrupt at byte"));
+        assert!(
+            Trail::read(d.path())
+                .unwrap_err()
+                .message
+                .contains("corrupt at byte")
+        );
     }
 }

@@ -83,7 +83,9 @@ impl YamlNode {
             YamlValue::Bool(b) => format!("a boolean ({b})"),
             YamlValue::UInt(n) => format!("a number ({n})"),
             YamlValue::Int(n) => format!("a number ({n})"),
-            YamlValue::Float(f) => format!("a number ({})", crate::format::json::number_to_string(*f)),
+            YamlValue::Float(f) => {
+                format!("a number ({})", crate::format::json::number_to_string(*f))
+            }
             YamlValue::Str(s) => format!("a string ('{}')", clip(s, 60)),
             YamlValue::Seq(_) => "a list".to_string(),
             YamlValue::Map(_) => "a mapping".to_string(),
@@ -206,7 +208,11 @@ fn strip_position(msg: &str) -> String {
     let m = msg.lines().next().unwrap_or("").trim();
     if let Some(i) = m.rfind(" at line ") {
         let tail = &m[i + " at line ".len()..];
-        if tail.contains(", column ") && tail.chars().all(|c| c.is_ascii_digit() || ", column".contains(c)) {
+        if tail.contains(", column ")
+            && tail
+                .chars()
+                .all(|c| c.is_ascii_digit() || ", column".contains(c))
+        {
             return m[..i].to_string();
         }
     }
@@ -223,10 +229,7 @@ pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
         return Err(YamlError {
             line: 0,
             column: 0,
-            message: format!(
-                "the file is larger than {} KiB",
-                MAX_YAML_BYTES / 1024
-            ),
+            message: format!("the file is larger than {} KiB", MAX_YAML_BYTES / 1024),
         });
     }
     let options = serde_saphyr::Options {
@@ -366,9 +369,7 @@ fn tag_before(before: &str, collection: bool) -> Option<String> {
 fn tag_at_end(text: &str) -> Option<String> {
     let mut t = text.trim_end_matches([' ', '\t']);
     for _ in 0..2 {
-        let start = t
-            .rfind([' ', '\t', '[', '{', ','])
-            .map_or(0, |i| i + 1);
+        let start = t.rfind([' ', '\t', '[', '{', ',']).map_or(0, |i| i + 1);
         let token = &t[start..];
         if token.is_empty() {
             return None;
@@ -439,8 +440,13 @@ mod tests {
 
     #[test]
     fn core_schema_values_and_positions() {
-        let n = parse_document("a: yes\nb: true\nc: 0x1F\nd: -3\ne: 1.50\nf: ~\ng: \"q\"\nh: [1, {x: 2}]\n").unwrap();
-        let YamlValue::Map(m) = &n.value else { panic!() };
+        let n = parse_document(
+            "a: yes\nb: true\nc: 0x1F\nd: -3\ne: 1.50\nf: ~\ng: \"q\"\nh: [1, {x: 2}]\n",
+        )
+        .unwrap();
+        let YamlValue::Map(m) = &n.value else {
+            panic!()
+        };
         let v: Vec<&YamlValue> = m.iter().map(|(_, v)| &v.value).collect();
         assert_eq!(v[0], &YamlValue::Str("yes".into()));
         assert_eq!(v[1], &YamlValue::Bool(true));
@@ -481,7 +487,10 @@ mod tests {
             ("!t\nb: 1\n", 2),
         ] {
             let e = err(text);
-            assert!(e.message.contains("YAML tags are not supported"), "{text:?}: {e:?}");
+            assert!(
+                e.message.contains("YAML tags are not supported"),
+                "{text:?}: {e:?}"
+            );
             assert_eq!(e.line, line, "{text:?}");
         }
         // Exclamation marks inside values are not tags.
@@ -495,19 +504,31 @@ mod tests {
             "a: \"foo, !bar\"\nb: 1\n",
             "a: 'foo, !bar'\nb:\n  c: 1\n",
         ] {
-            assert!(parse_document(ok).is_ok(), "{ok:?}: {:?}", parse_document(ok));
+            assert!(
+                parse_document(ok).is_ok(),
+                "{ok:?}: {:?}",
+                parse_document(ok)
+            );
         }
     }
 
     #[test]
     fn non_finite_numbers_are_refused_but_quoted_text_is_a_string() {
-        for (text, col) in [("a: .inf\n", 4), ("a: -.Inf\n", 4), ("a: .NaN\n", 4), ("a: 1e400\n", 4), ("a: [.nan]\n", 5)] {
+        for (text, col) in [
+            ("a: .inf\n", 4),
+            ("a: -.Inf\n", 4),
+            ("a: .NaN\n", 4),
+            ("a: 1e400\n", 4),
+            ("a: [.nan]\n", 5),
+        ] {
             let e = err(text);
             assert!(e.message.contains("non-finite number"), "{text:?}: {e:?}");
             assert_eq!((e.line, e.column), (1, col), "{text:?}");
         }
         let n = parse_document("a: \".inf\"\nb: '.nan'\n").unwrap();
-        let YamlValue::Map(m) = &n.value else { panic!() };
+        let YamlValue::Map(m) = &n.value else {
+            panic!()
+        };
         assert_eq!(m[0].1.value, YamlValue::Str(".inf".into()));
         assert_eq!(m[1].1.value, YamlValue::Str(".nan".into()));
     }
@@ -536,7 +557,11 @@ mod tests {
         // An alias bomb is stopped by the library's budget.
         let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 0..12 {
-            let prev = if i == 0 { "a".to_string() } else { format!("b{}", i - 1) };
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("b{}", i - 1)
+            };
             bomb.push_str(&format!(
                 "b{i}: &b{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
             ));
@@ -547,7 +572,14 @@ mod tests {
         assert!(parse_document(&deep).is_err());
         let big = "#".repeat(MAX_YAML_BYTES + 1);
         assert!(err(&big).message.contains("larger than"));
-        for junk in ["\u{0}", "a: \"unterminated\n", "- a\nb: 1\n", "{a: 1", "a:\n\t- b\n", "&a a: *a\n"] {
+        for junk in [
+            "\u{0}",
+            "a: \"unterminated\n",
+            "- a\nb: 1\n",
+            "{a: 1",
+            "a:\n\t- b\n",
+            "&a a: *a\n",
+        ] {
             let _ = parse_document(junk);
         }
     }

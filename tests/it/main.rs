@@ -11,6 +11,7 @@ mod crash;
 mod daemon;
 mod devtools;
 mod fixtures;
+mod host_cli;
 mod http_layer;
 mod model_providers;
 mod render_loop;
