@@ -566,6 +566,46 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Every verb parser takes any argument list without panicking; every failure is a
+        /// usage error (exit 2).
+        #[test]
+        fn verb_parsers_are_total(args in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("--json".to_string()),
+                proptest::strategy::Just("--node".to_string()),
+                proptest::strategy::Just("--rate=$3".to_string()),
+                proptest::strategy::Just("--format".to_string()),
+                proptest::strategy::Just("--strict".to_string()),
+                proptest::strategy::Just("--force".to_string()),
+                proptest::strategy::Just("--state-dir".to_string()),
+                proptest::strategy::Just("--".to_string()),
+                proptest::strategy::Just("-hx".to_string()),
+                proptest::strategy::Just("verify".to_string()),
+                "\\PC{0,8}",
+            ],
+            0..8,
+        )) {
+            macro_rules! check {
+                ($m:ident) => {{
+                    let mut p = lexopt::Parser::from_args(args.iter().map(OsString::from).collect::<Vec<_>>());
+                    let mut s = ArgStream::new(&mut p, Globals::default(), stringify!($m));
+                    if let Err(e) = $m::parse(&mut s) {
+                        proptest::prop_assert_eq!(e.exit_code(), 2, "{}", e.message);
+                    }
+                }};
+            }
+            check!(init);
+            check!(topology);
+            check!(status);
+            check!(inspect);
+            check!(logs);
+            check!(trace);
+            check!(receipts);
+        }
+    }
+
     #[test]
     fn json_prescan_stops_at_double_dash() {
         let v = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();

@@ -305,6 +305,35 @@ pub struct ConnectorConfig {
     pub kind: ConnectorKind,
 }
 
+/// Connect timeout of an `http` connector (10 s).
+pub const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Whole-request timeout of an `http` connector (60 s).
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl ConnectorConfig {
+    /// The runtime connector ([`crate::host::connectors::Connector`]); `http` connectors get
+    /// [`HTTP_CONNECT_TIMEOUT`] and [`HTTP_TIMEOUT`].
+    pub fn to_connector(&self) -> crate::host::connectors::Connector {
+        use crate::host::connectors::{Connector, ConnectorKind as Fetch};
+        let kind = match &self.kind {
+            ConnectorKind::Static { items } => Fetch::Static {
+                items: items.clone(),
+            },
+            ConnectorKind::File { dir } => Fetch::File { dir: dir.clone() },
+            ConnectorKind::Http { url, headers } => Fetch::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+                connect_timeout: HTTP_CONNECT_TIMEOUT,
+                timeout: HTTP_TIMEOUT,
+            },
+        };
+        Connector {
+            kind,
+            id_field: self.id_field.clone(),
+        }
+    }
+}
+
 /// One `gateways[]` entry: a connector attached to a gateway node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatewayConfig {
@@ -321,6 +350,18 @@ pub struct GatewayConfig {
     pub poll: Option<Duration>,
     /// `connector`.
     pub connector: ConnectorConfig,
+}
+
+impl GatewayConfig {
+    /// The daemon's gateway ([`crate::host::hosted::GatewaySpec`]).
+    pub fn to_spec(&self) -> crate::host::hosted::GatewaySpec {
+        crate::host::hosted::GatewaySpec {
+            node: self.node.clone(),
+            source_id: self.source_id.clone(),
+            poll: self.poll,
+            connector: self.connector.to_connector(),
+        }
+    }
 }
 
 /// One `reactors[]` entry as written (paths resolved, defaults for `name` applied; the state
@@ -1472,6 +1513,21 @@ mod tests {
             }
         );
         assert_eq!(c.gateways[1].poll, Some(Duration::from_secs(7200)));
+        let spec = c.gateways[1].to_spec();
+        assert_eq!((spec.node.as_str(), spec.source_id.as_str()), ("h", "h"));
+        assert_eq!(spec.poll, Some(Duration::from_secs(7200)));
+        match &spec.connector.kind {
+            crate::host::connectors::ConnectorKind::Http {
+                timeout,
+                connect_timeout,
+                ..
+            } => assert_eq!(
+                (*connect_timeout, *timeout),
+                (HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT)
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(c.gateways[0].to_spec().connector.id_field, "key");
         let ConnectorKind::Http { url, headers } = &c.gateways[1].connector.kind else {
             panic!()
         };
@@ -1594,6 +1650,37 @@ mod tests {
         assert!(!is_reactor_name("_a"));
         assert!(is_provider_label("acme-gateway.v2"));
         assert!(!is_provider_label("Acme"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Any text is either a configuration or an error; never a panic.
+        #[test]
+        fn parsing_is_total(text in "\\PC{0,200}") {
+            let _ = parse(&text);
+        }
+
+        /// YAML-shaped input built from the real keys, odd scalars and indentation.
+        #[test]
+        fn yaml_shaped_input_is_total(parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("model:\n".to_string()),
+                proptest::strategy::Just("  temperature: ".to_string()),
+                proptest::strategy::Just("gateways:\n  - node: a\n    connector: {type: static, items: [".to_string()),
+                proptest::strategy::Just("reactors:\n  - name: ".to_string()),
+                proptest::strategy::Just("sandbox: {mode: ".to_string()),
+                proptest::strategy::Just("&a ".to_string()),
+                proptest::strategy::Just("*a".to_string()),
+                proptest::strategy::Just("!t ".to_string()),
+                proptest::strategy::Just(".inf".to_string()),
+                proptest::strategy::Just("]}\n".to_string()),
+                proptest::strategy::Just("\"é\u{1F600}\"".to_string()),
+                "[ -~]{0,12}",
+            ],
+            0..12,
+        )) {
+            let _ = parse(&parts.concat());
+        }
     }
 
     #[test]

@@ -373,6 +373,16 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any rate text parses to a finite, non-negative price or is refused.
+        #[test]
+        fn rate_parsing_is_total(s in "\\PC{0,24}") {
+            if let Some(r) = parse_rate(&s) {
+                proptest::prop_assert!(r.usd_per_token.is_finite() && r.usd_per_token >= 0.0);
+            }
+        }
+    }
+
     #[test]
     fn dollars_have_four_decimals() {
         let r = parse_rate("$3/Mtok").unwrap();

@@ -167,22 +167,63 @@ impl Freshness {
     }
 }
 
-/// The reason given while the full freshness check (key triple, digests, keyless load) is not
-/// part of this build: the compile cache module (`crate::compile::cache`) provides it.
-pub const FRESHNESS_CHECKER_MISSING: &str = "compile cache checker not built";
-
-/// The freshness `status` can decide from the manifest alone: `Absent` without one,
-/// `Stale("manifest unreadable: …")` for an unreadable one, otherwise `Unknown` — the key
-/// triple and digest checks belong to the compile cache module.
+/// The compile cache key of a reactor (HOST.md §6.3), computed offline and keylessly: the
+/// contract-set fingerprint of `contracts_dir`, the SDK version (with the `+skill.` suffix when
+/// `REACTOR_SKILL_PATH` replaces the system prompt) and the resolved compile model.
 ///
-/// Integration note: when `crate::compile::cache::freshness(state_dir, &key)` exists, `status`
-/// should call it for the `Present` case (building the key from the reactor's contract set,
-/// the SDK version and the compile model) and map its result onto [`Freshness`].
-pub fn manifest_freshness(manifest: &ManifestRead) -> Freshness {
-    match manifest {
-        ManifestRead::Absent => Freshness::Absent,
-        ManifestRead::Unreadable(e) => Freshness::Stale(format!("manifest unreadable: {e}")),
-        ManifestRead::Present(_) => Freshness::Unknown(FRESHNESS_CHECKER_MISSING.to_string()),
+/// Errors (one line): `contracts invalid: <load error>`, a `REACTOR_SKILL_PATH` problem, a
+/// provider configuration error, or `model.compile_model is required for provider '<p>'`.
+pub fn cache_key(
+    contracts_dir: &Path,
+    settings: &crate::model::ProviderSettings,
+) -> Result<crate::compile::CacheKey, String> {
+    let set = crate::contract::ContractSet::load(contracts_dir)
+        .map_err(|e| format!("contracts invalid: {e}"))?;
+    let prompt = crate::model::prompt::system_prompt()?;
+    let replaced = match prompt.source {
+        crate::model::PromptSource::File(_) => Some(prompt.text.as_str()),
+        crate::model::PromptSource::Embedded => None,
+    };
+    let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
+    let model = config
+        .require_compile_model()
+        .map_err(|e| e.to_string())?
+        .to_string();
+    Ok(crate::compile::CacheKey {
+        contract_set_fingerprint: set.fingerprint(),
+        sdk_version: crate::compile::sdk_version(replaced),
+        model,
+    })
+}
+
+/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7): `Absent` without a
+/// manifest; otherwise the full check of [`crate::compile::cache::freshness`] (key triple,
+/// digests, keyless load) against [`cache_key`]. When the key cannot be computed the answer is
+/// `Unknown(<error>)`, except for an unreadable manifest, which is stale whatever the key.
+pub fn compile_freshness(
+    state_dir: &Path,
+    contracts_dir: &Path,
+    settings: &crate::model::ProviderSettings,
+    manifest: &ManifestRead,
+) -> Freshness {
+    if *manifest == ManifestRead::Absent {
+        return Freshness::Absent;
+    }
+    let key = match cache_key(contracts_dir, settings) {
+        Ok(k) => k,
+        Err(e) => {
+            return match manifest {
+                ManifestRead::Unreadable(m) => {
+                    Freshness::Stale(format!("manifest unreadable: {m}"))
+                }
+                _ => Freshness::Unknown(e),
+            };
+        }
+    };
+    match crate::compile::cache::freshness(state_dir, &key) {
+        crate::compile::Freshness::Fresh(_) => Freshness::Fresh,
+        crate::compile::Freshness::Stale { reason, .. } => Freshness::Stale(reason.to_string()),
+        crate::compile::Freshness::Absent { .. } => Freshness::Absent,
     }
 }
 
@@ -526,7 +567,11 @@ mod tests {
     fn manifest_and_writer() {
         let d = tempfile::tempdir().unwrap();
         assert_eq!(read_manifest(d.path()), ManifestRead::Absent);
-        assert_eq!(manifest_freshness(&ManifestRead::Absent), Freshness::Absent);
+        let settings = crate::model::ProviderSettings::default();
+        assert_eq!(
+            compile_freshness(d.path(), d.path(), &settings, &ManifestRead::Absent),
+            Freshness::Absent
+        );
         std::fs::create_dir(d.path().join("compile")).unwrap();
         std::fs::write(d.path().join("compile/manifest.json"), "[1]").unwrap();
         let m = read_manifest(d.path());
@@ -534,8 +579,18 @@ mod tests {
             m,
             ManifestRead::Unreadable("expected an object, got array".into())
         );
+        // The compile cache module words the reason (the key is computable here).
+        match compile_freshness(d.path(), d.path(), &settings, &m) {
+            Freshness::Stale(r) => assert!(r.starts_with("manifest unreadable: "), "{r}"),
+            other => panic!("{other:?}"),
+        }
+        // Without a computable key (no compile model for openai) it is still stale.
+        let openai = crate::model::ProviderSettings {
+            provider: Some("openai".into()),
+            ..Default::default()
+        };
         assert_eq!(
-            manifest_freshness(&m),
+            compile_freshness(d.path(), d.path(), &openai, &m),
             Freshness::Stale("manifest unreadable: expected an object, got array".into())
         );
         std::fs::write(

@@ -61,7 +61,12 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let trail = Trail::read(state_dir)?;
     trail.print_notes();
     let manifest = statedir::read_manifest(state_dir);
-    let freshness = statedir::manifest_freshness(&manifest);
+    let freshness = statedir::compile_freshness(
+        state_dir,
+        &reactor.contracts_dir,
+        &project.provider_settings(),
+        &manifest,
+    );
     let topo = statedir::read_topology(state_dir);
     let writer = statedir::current_writer(state_dir);
     let rollup = trail.rollup(None);

@@ -9,12 +9,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use std::sync::Arc;
+
+use reactor::compile::{CacheKey, CompileCost, CompiledIr, CompiledNode, sdk_version, write_cache};
 use reactor::contract::ContractSet;
+use reactor::core::canonicalizer::{CanonicalizerSpec, FacetSpec, compile_node};
+use reactor::core::postcondition::CompiledPostconditions;
 use reactor::format::json::{Object, Value};
 use reactor::format::layout::{node_segment, version_file_name};
 use reactor::format::opwm;
 use reactor::format::receipt::{Cost, Fingerprints, Receipt, Status, Wake, WakeSource};
-use reactor::format::topology::{Edge, Topology, TopologyNode, write_envelope};
+use reactor::format::topology::{Edge, Topology, TopologyNode};
+use reactor::model::TokenCost;
 use reactor::store::ledger::Ledger;
 use reactor::store::worldmodel::WorldModelStore;
 
@@ -558,7 +564,6 @@ fn fixture() -> Fixture {
     let set = ContractSet::load(&project).unwrap();
     let fp = |id: &str| set.get(id).unwrap().fingerprint();
     let state = project.join(".reactor");
-    std::fs::create_dir_all(state.join("compile/nodes")).unwrap();
     let topo = Topology {
         nodes: vec![
             TopologyNode {
@@ -576,28 +581,48 @@ fn fixture() -> Fixture {
         entry_points: vec!["inbox".into()],
         acyclic: true,
     };
-    std::fs::write(state.join("compile/topology.json"), write_envelope(&topo)).unwrap();
-    for (node, facet) in [("inbox", "items"), ("digest", "digest")] {
-        let art = serde_json::json!({
-            "node": node,
-            "contract_fingerprint": fp(node),
-            "canonicalizer": {"node": node, "fields": [], "default_material": true, "facets": [{"facet": facet, "paths": [facet]}]},
-            "postconditions": [],
-            "contract_view": {},
-        });
-        std::fs::write(
-            state
-                .join("compile/nodes")
-                .join(format!("{}.json", node_segment(node))),
-            serde_json::to_string_pretty(&art).unwrap(),
-        )
-        .unwrap();
-    }
-    std::fs::write(
-        state.join("compile/manifest.json"),
-        r#"{"contract_set_fingerprint":"sha256:3f1c","sdk_version":"reactor-rs/0.2.0","model":"google/gemini-3.5-flash","cost":{"provider":"openrouter","model":"google/gemini-3.5-flash","tokens":{"fresh":4210,"reused":0},"surprise_cause":"self"},"nodes":2,"edges":1,"compiled_at":"2026-06-02T18:00:00.000Z","format":1}"#,
-    )
-    .unwrap();
+    // A genuine compile cache, written by the compile room (envelope, node files, manifest).
+    let node = |id: &str, wake: WakeSource, facet: &str| CompiledNode {
+        id: id.into(),
+        contract_fingerprint: fp(id),
+        wake_source: wake,
+        canonicalizer: Arc::new(
+            compile_node(&CanonicalizerSpec {
+                node: id.into(),
+                fields: vec![],
+                default_material: true,
+                facets: vec![FacetSpec {
+                    facet: facet.into(),
+                    paths: vec![facet.into()],
+                }],
+            })
+            .unwrap(),
+        ),
+        postconditions: Arc::new(CompiledPostconditions::empty(id)),
+        contract_view: vec![],
+    };
+    let ir = CompiledIr {
+        topology: topo,
+        nodes: vec![
+            node("digest", WakeSource::Input, "digest"),
+            node("inbox", WakeSource::External, "items"),
+        ],
+    };
+    let key = CacheKey {
+        contract_set_fingerprint: set.fingerprint(),
+        sdk_version: sdk_version(None),
+        model: "google/gemini-3.5-flash".into(),
+    };
+    let cost = CompileCost {
+        provider: "openrouter".into(),
+        model: "google/gemini-3.5-flash".into(),
+        tokens: TokenCost {
+            fresh: 4210,
+            reused: 0,
+        },
+    };
+    let at = "2026-06-02T18:00:00Z".parse::<jiff::Timestamp>().unwrap();
+    write_cache(&state, &ir, &key, &cost, at).unwrap();
 
     let store = WorldModelStore::new(&state);
     let mut versions = BTreeMap::new();
@@ -764,7 +789,8 @@ fn offline_verbs_over_a_project_ledger() {
         serde_json::json!({"rendered": 3, "skipped": 1, "failed": 1, "other": 0})
     );
     assert_eq!(v["run"]["receipts"], 5);
-    assert!(["fresh", "stale", "unknown"].contains(&v["freshness"].as_str().unwrap()));
+    assert_eq!(v["freshness"], "fresh");
+    assert!(v.get("staleReason").is_none());
 
     let o = f.run(&["topology"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
@@ -931,6 +957,78 @@ fn offline_verbs_over_a_project_ledger() {
     assert_eq!(v["receipts"], 3);
     assert_eq!(v["rate"]["label"], "1000000 tokens-per-dollar");
     assert!((v["dollars"]["total"].as_f64().unwrap() - 0.00129).abs() < 1e-12);
+}
+
+#[test]
+fn status_reports_compile_cache_freshness() {
+    let f = fixture();
+    let compiled_line = |f: &Fixture| {
+        f.run(&["status"])
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("  compiled "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(compiled_line(&f), "  compiled       yes (fresh)");
+    // A different compile model.
+    let yml = std::fs::read_to_string(f.project.join("reactor.yml")).unwrap();
+    std::fs::write(
+        f.project.join("reactor.yml"),
+        yml.replace(
+            "compile_model: google/gemini-3.5-flash",
+            "compile_model: other/model",
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        compiled_line(&f),
+        "  compiled       yes (STALE: compile model changed)"
+    );
+    let v = f.run(&["status", "--json"]).json();
+    assert_eq!(v["freshness"], "stale");
+    assert_eq!(v["staleReason"], "compile model changed");
+    // No compile model at all: freshness cannot be decided.
+    std::fs::write(
+        f.project.join("reactor.yml"),
+        "model:\n  provider: openai\n",
+    )
+    .unwrap();
+    assert_eq!(
+        compiled_line(&f),
+        "  compiled       yes (freshness unknown: model.compile_model is required for provider 'openai')"
+    );
+    assert_eq!(f.run(&["status", "--json"]).json()["freshness"], "unknown");
+    std::fs::write(f.project.join("reactor.yml"), yml).unwrap();
+    assert_eq!(compiled_line(&f), "  compiled       yes (fresh)");
+    // An edit to any section of a contract.
+    let digest = f.project.join("digest.prose.md");
+    let text = std::fs::read_to_string(&digest).unwrap();
+    std::fs::write(
+        &digest,
+        text.replace("### Goal\n", "### Goal\nAlso: be brief.\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        compiled_line(&f),
+        "  compiled       yes (STALE: contract set changed)"
+    );
+    std::fs::write(&digest, &text).unwrap();
+    // A corrupted node file.
+    let node_file = f
+        .state
+        .join("compile/nodes")
+        .join(format!("{}.json", node_segment("inbox")));
+    let mut bytes = std::fs::read(&node_file).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&node_file, bytes).unwrap();
+    let line = compiled_line(&f);
+    assert!(
+        line.starts_with("  compiled       yes (STALE: cache corrupt: compile/nodes/"),
+        "{line}"
+    );
+    // The check never writes.
+    assert!(!f.state.join(".lock").exists());
 }
 
 #[test]
