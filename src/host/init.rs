@@ -22,8 +22,8 @@ Usage:
   reactor init [dir] [--force]
 
 Writes reactor.yml, inbox.prose.md (a gateway), digest.prose.md (a responsibility
-that follows the inbox), .gitignore and README.md into dir (default: the current
-directory, created if absent).
+that follows the inbox), .gitignore and README.md into dir (default: --project,
+else the current directory; created if absent).
 
 Flags:
   --force   Overwrite existing scaffold files and write into a non-empty directory

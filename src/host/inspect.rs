@@ -95,7 +95,12 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let node = a.node.as_str();
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
     if !in_topology && !trail.has_node(node) {
-        return Err(unknown_node(node));
+        let e = unknown_node(node);
+        return Err(if topo.is_none() {
+            e.with_hint("this state dir has no compiled topology; run `reactor compile` first")
+        } else {
+            e
+        });
     }
     let published = statedir::published(state_dir, node);
     let verdict = trail.verify_chain(node);

@@ -1289,9 +1289,11 @@ fn empty_and_missing_state_dirs() {
         );
         let o = reactor_in(d.path(), &["topology", "--state-dir", s]);
         assert_eq!(o.code, 1);
+        let o = reactor_in(d.path(), &["inspect", "x", "--state-dir", s]);
+        assert_eq!(o.code, 1);
         assert_eq!(
-            reactor_in(d.path(), &["inspect", "x", "--state-dir", s]).code,
-            1
+            o.stderr,
+            "reactor: error: unknown node 'x'\nhint: this state dir has no compiled topology; run `reactor compile` first\n"
         );
     }
     assert!(!missing.exists(), "a reader created the state dir");
