@@ -7,6 +7,5 @@ pub mod layout;
 pub mod opwm;
 pub mod propagate;
 pub mod receipt;
-pub mod rollup;
 pub mod sanitize;
 pub mod topology;

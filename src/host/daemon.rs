@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
-use serde::ser::SerializeMap;
 
 use crate::format::address::EMPTY_TREE_ADDRESS;
 use crate::format::json::{self, Value};
@@ -149,7 +148,7 @@ fn handle(d: &Daemon, req: &mut Request) -> Response {
                 reactor: &'a str,
                 nodes: usize,
                 queue_depth: usize,
-                cost: &'a crate::format::rollup::CostRollup,
+                cost: &'a crate::host::rollup::CostRollup,
             }
             get_ok(json::to_js_compact(&Status {
                 reactor: &h.name,
@@ -160,16 +159,12 @@ fn handle(d: &Daemon, req: &mut Request) -> Response {
         }
         ["cost"] => {
             let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-            struct Cost<'a>(&'a str, &'a crate::format::rollup::CostRollup);
-            impl Serialize for Cost<'_> {
-                fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                    let mut m = s.serialize_map(Some(6))?;
-                    m.serialize_entry("reactor", self.0)?;
-                    self.1.serialize_members(&mut m)?;
-                    m.end()
-                }
+            let mut m = serde_json::Map::new();
+            m.insert("reactor".into(), serde_json::Value::String(h.name.clone()));
+            if let serde_json::Value::Object(members) = view.rollup.to_json() {
+                m.extend(members);
             }
-            get_ok(json::to_js_compact(&Cost(&h.name, &view.rollup)))
+            get_ok(json::to_js_compact(&serde_json::Value::Object(m)))
         }
         ["topology"] => {
             let mut nodes: Vec<&str> = h

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use crate::core::{Arrival, CoreError, Reactor, ReconcileResult, StageOutcome};
 use crate::format::json::{self, Value};
 use crate::format::receipt::{Receipt, Wake, WakeSource};
-use crate::format::rollup::CostRollup;
 use crate::host::connectors::{Connector, trigger_arrival_id};
+use crate::host::rollup::CostRollup;
 use crate::store::ledger::read_ledger;
 
 /// A gateway entry of `reactor.yml` (HOST.md §4.3), resolved.
