@@ -13,6 +13,7 @@
 //! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
 //!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
 
+pub mod boot;
 pub mod cli;
 pub mod config;
 pub mod connectors;

@@ -1,0 +1,369 @@
+//! What the writer verbs (`compile`, `run`, `trigger`, `serve`) share (HOST.md §5, §6, §7, §8.3
+//! steps 1–5, §8.4 steps 1–4, §9.1 step 3): the model plan and client, the key check, the
+//! single-writer lock, compile-if-stale, and mounting a reactor whose renders are agent loops.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version};
+use crate::compile::{CompileError, CompileSettings, Compiled};
+use crate::contract::ContractSet;
+use crate::core::{Reactor, ReactorOptions};
+use crate::host::error::{ErrorKind, HostError};
+use crate::host::project::{Project, ReactorSpec};
+use crate::model::prompt::{FacetLayout, NodeBrief, PostconditionBrief, SystemPrompt};
+use crate::model::render::{AgentRender, RenderSettings};
+use crate::model::replay::with_recording_from_env;
+use crate::model::{
+    ApiKey, HttpSettings, ModelClient, OfflineClient, PromptSource, ProviderClient, ProviderConfig,
+};
+use crate::store::ledger::{OpenNote, SyncPolicy};
+use crate::store::lock::{LockError, StateLock};
+
+/// The resolved model side of a project.
+#[derive(Clone, Debug)]
+pub struct ModelPlan {
+    /// The provider configuration (transport, endpoint, key variable, models).
+    pub config: ProviderConfig,
+    /// The system prompt (embedded or `REACTOR_SKILL_PATH`).
+    pub prompt: SystemPrompt,
+    /// `model.max_turns`.
+    pub max_turns: u32,
+    /// Offline mode (`--offline` / `REACTOR_OFFLINE`).
+    pub offline: bool,
+}
+
+impl ModelPlan {
+    /// Resolves the provider table and the system prompt. Errors: configuration (exit 1).
+    pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
+        let config = ProviderConfig::resolve(&project.provider_settings())
+            .map_err(|e| HostError::config(e.to_string()))?;
+        let prompt = crate::model::prompt::system_prompt().map_err(HostError::config)?;
+        Ok(ModelPlan {
+            config,
+            prompt,
+            max_turns: project.config.model.max_turns,
+            offline,
+        })
+    }
+
+    /// The compile settings (HOST.md §6.3 key: contract set, `reactor-rs/<v>[+skill…]`, model).
+    pub fn compile_settings(&self) -> Result<CompileSettings, HostError> {
+        let model = self
+            .config
+            .require_compile_model()
+            .map_err(|e| HostError::config(e.to_string()))?
+            .to_string();
+        let replaced = match self.prompt.source {
+            PromptSource::File(_) => Some(self.prompt.text.as_str()),
+            PromptSource::Embedded => None,
+        };
+        Ok(CompileSettings {
+            system_prompt: self.prompt.text.clone(),
+            model,
+            provider: self.config.provider.clone(),
+            temperature: self.config.temperature,
+            reasoning_effort: self.config.reasoning_effort.clone(),
+            sdk_version: sdk_version(replaced),
+        })
+    }
+
+    /// Checks that the key is present (unless offline) before any model call can happen
+    /// (HOST.md §5.1). Returns it (absent offline).
+    pub fn require_key(&self, project: &Project) -> Result<Option<ApiKey>, HostError> {
+        if self.offline {
+            return Ok(None);
+        }
+        crate::model::keys::require_key(&self.config, &project.dir)
+            .map(Some)
+            .map_err(|e| {
+                let mut err = HostError::config(e.to_string());
+                for h in e.hints() {
+                    err = err.with_hint(h);
+                }
+                err
+            })
+    }
+
+    /// The model client: the offline client, or the provider client (wrapped by the recording
+    /// client when `REACTOR_MODEL_RECORD` is set).
+    pub fn client(&self, key: Option<ApiKey>) -> Result<Arc<dyn ModelClient>, HostError> {
+        match key {
+            None => Ok(Arc::new(OfflineClient)),
+            Some(key) => {
+                let settings =
+                    HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
+                let client: Box<dyn ModelClient> =
+                    Box::new(ProviderClient::new(self.config.clone(), key, settings));
+                Ok(Arc::from(with_recording_from_env(client)))
+            }
+        }
+    }
+}
+
+/// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
+pub fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
+    let set = ContractSet::load(&spec.contracts_dir)
+        .map_err(|e| HostError::config(format!("contracts invalid: {e}")))?;
+    if set.is_empty() {
+        return Err(HostError::config(format!(
+            "no .prose.md contracts found under {}",
+            spec.contracts_dir.display()
+        )));
+    }
+    Ok(set)
+}
+
+/// Takes the state-dir lock, creating the directory first (HOST.md §7.1). A held lock is an
+/// error naming the holder, with the hint of §7.1.
+pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
+    crate::store::fsutil::create_dir_all_durable(state_dir).map_err(|e| {
+        HostError::state(format!(
+            "cannot create state dir {}: {e}",
+            state_dir.display()
+        ))
+    })?;
+    StateLock::acquire(state_dir).map_err(|e| match e {
+        LockError::Held { .. } => HostError::state(e.to_string()).with_hint(
+            "stop that process first, or use `reactor trigger` to reach a running daemon",
+        ),
+        LockError::Io { .. } => HostError::state(e.to_string()),
+    })
+}
+
+/// How the IR of a reactor was obtained.
+#[derive(Debug)]
+pub enum CompileOutcome {
+    /// The cache was fresh: zero session cost.
+    CacheHit,
+    /// The sessions ran (the cache was stale or `--force`).
+    Compiled(Box<Compiled>),
+}
+
+/// A compile failure as the writer verbs report it: the message, the tokens already spent.
+pub fn compile_failure(prefix: &str, e: &CompileError) -> HostError {
+    let spent = e.spent();
+    HostError::new(
+        ErrorKind::Model,
+        format!(
+            "{prefix}: {}",
+            crate::format::sanitize::redact(&e.to_string(), &[])
+        ),
+    )
+    .with_hint(format!(
+        "tokens already spent: fresh={} reused={}",
+        spent.fresh, spent.reused
+    ))
+}
+
+/// Compiles when the cache is stale (the caller holds the lock) and loads the IR keylessly.
+/// `offline` refuses a compile. Errors carry the verb-specific prefix of the failure message.
+pub fn ensure_compiled(
+    spec: &ReactorSpec,
+    plan: &ModelPlan,
+    client: &dyn ModelClient,
+    failure_prefix: &str,
+) -> Result<(LoadedIr, CompileOutcome), HostError> {
+    let set = load_contracts(spec)?;
+    let settings = plan.compile_settings()?;
+    let key = settings.cache_key(&set);
+    match freshness(&spec.state_dir, &key) {
+        Freshness::Fresh(loaded) => Ok((*loaded, CompileOutcome::CacheHit)),
+        stale => {
+            if plan.offline {
+                return Err(HostError::new(
+                    ErrorKind::Model,
+                    format!(
+                        "the compile cache is stale ({}) and offline mode forbids model calls",
+                        stale.reason().map(|r| r.to_string()).unwrap_or_default()
+                    ),
+                ));
+            }
+            let compiled = crate::compile::compile_project(&set, &settings, client)
+                .map_err(|e| compile_failure(failure_prefix, &e))?;
+            compiled
+                .write_cache(&spec.state_dir, jiff::Timestamp::now())
+                .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+            let loaded = load_ir(&spec.state_dir).map_err(|r| {
+                HostError::internal(format!("the compile cache just written does not load: {r}"))
+            })?;
+            Ok((loaded, CompileOutcome::Compiled(Box::new(compiled))))
+        }
+    }
+}
+
+/// The render briefs of every node: contract view, facet layout, postconditions, and the
+/// inbound slots in mounted order (for the wake header).
+pub fn briefs(loaded: &LoadedIr, mounted: &crate::core::ir::Mounted) -> HashMap<String, NodeBrief> {
+    let mut out = HashMap::new();
+    for n in &loaded.ir.nodes {
+        let mut postconditions: Vec<PostconditionBrief> = n
+            .postconditions
+            .deterministic
+            .iter()
+            .map(|d| PostconditionBrief {
+                id: d.id.clone(),
+                source: d.source.clone(),
+                attested: false,
+            })
+            .chain(
+                n.postconditions
+                    .attested
+                    .iter()
+                    .map(|a| PostconditionBrief {
+                        id: a.id.clone(),
+                        source: a.source.clone(),
+                        attested: true,
+                    }),
+            )
+            .collect();
+        postconditions.sort_by(|a, b| a.id.cmp(&b.id));
+        let inbound = mounted
+            .inbound
+            .get(&n.id)
+            .map(|ix| {
+                ix.iter()
+                    .map(|&i| {
+                        (
+                            mounted.edges[i].producer.clone(),
+                            mounted.edges[i].facet.clone(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let kind = if mounted.entry_points.contains(&n.id) {
+            "gateway"
+        } else {
+            "responsibility"
+        };
+        out.insert(
+            n.id.clone(),
+            NodeBrief {
+                id: n.id.clone(),
+                name: n.id.clone(),
+                kind: kind.to_string(),
+                contract_view: n.contract_view.clone(),
+                facets: n
+                    .facet_layout()
+                    .into_iter()
+                    .map(|(name, paths)| FacetLayout {
+                        name: name.to_string(),
+                        paths: paths.to_vec(),
+                    })
+                    .collect(),
+                postconditions,
+                inbound,
+            },
+        );
+    }
+    out
+}
+
+/// Mounts a reactor over `spec.state_dir` whose renders are agent loops on `client`
+/// (the caller holds the lock). Returns the reactor and the ledger notes to print.
+pub fn open_reactor(
+    project: &Project,
+    spec: &ReactorSpec,
+    loaded: &LoadedIr,
+    plan: &ModelPlan,
+    client: Arc<dyn ModelClient>,
+    key: Option<&ApiKey>,
+    sync: SyncPolicy,
+) -> Result<(Reactor, Vec<OpenNote>), HostError> {
+    let ir = loaded.ir.to_ir();
+    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)
+        .map_err(|e| HostError::state(format!("{e}; run `reactor compile --force`")))?;
+    let secrets: Vec<String> = key
+        .map(|k| vec![k.expose_secret().to_string()])
+        .unwrap_or_default();
+    let render_model = if plan.offline {
+        plan.config
+            .render_model
+            .clone()
+            .unwrap_or_else(|| "none".into())
+    } else {
+        plan.config
+            .require_render_model()
+            .map_err(|e| HostError::config(e.to_string()))?
+            .to_string()
+    };
+    let mut settings = RenderSettings::new(plan.config.provider.clone(), render_model);
+    settings.temperature = plan.config.temperature;
+    settings.reasoning_effort = plan.config.reasoning_effort.clone();
+    settings.max_turns = plan.max_turns;
+    settings.reactor = spec.name.clone();
+    settings.shell_timeout =
+        std::time::Duration::from_millis(project.config.sandbox.shell_timeout_ms);
+    settings.secrets = secrets.clone();
+    let sandbox = sandbox_runner(project, &plan.config.api_key_env);
+    let render = AgentRender::new(
+        client,
+        settings,
+        plan.prompt.text.clone(),
+        briefs(loaded, &mounted),
+    )
+    .with_sandbox(sandbox);
+    let (reactor, notes) = Reactor::open(
+        &spec.state_dir,
+        ir,
+        Arc::new(render),
+        ReactorOptions {
+            sync,
+            secrets,
+            ..ReactorOptions::default()
+        },
+    )
+    .map_err(|e| HostError::state(e.to_string()))?;
+    for g in &spec.gateways {
+        reactor.rebuild_cursor(&g.node, &g.source_id);
+    }
+    for gw in &mounted.entry_points {
+        if !spec.gateways.iter().any(|g| &g.node == gw) {
+            reactor.rebuild_cursor(gw, gw);
+        }
+    }
+    Ok((reactor, notes))
+}
+
+fn sandbox_runner(
+    project: &Project,
+    key_env: &str,
+) -> Option<Arc<dyn crate::model::sandbox::SandboxRunner>> {
+    use crate::host::config::SandboxMode as Cfg;
+    use crate::model::sandbox::SandboxMode;
+    let s = &project.config.sandbox;
+    let mode = match s.mode {
+        Cfg::None => SandboxMode::None,
+        Cfg::Docker => SandboxMode::Docker {
+            image: s.image.clone(),
+            network: s.network.clone(),
+        },
+        Cfg::UnixLocal => SandboxMode::UnixLocal,
+    };
+    mode.runner(&[key_env.to_string()])
+}
+
+/// Checks every `gateways[].node` against the entry points of the compiled topology
+/// (HOST.md §4.3).
+pub fn check_gateways(spec: &ReactorSpec, loaded: &LoadedIr) -> Result<(), HostError> {
+    for g in &spec.gateways {
+        if !loaded.ir.topology.entry_points.contains(&g.node) {
+            return Err(HostError::config(format!(
+                "{}.node: '{}' is not an entry point of the compiled topology",
+                g.path, g.node
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Prints the ledger notes of opening for write (FORMATS.md §11.4 wording) on stderr.
+pub fn print_notes(state_dir: &Path, notes: &[OpenNote]) {
+    for n in notes {
+        if let Some(m) = n.message(state_dir) {
+            eprintln!("{m}");
+        }
+    }
+}
