@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use crate::host::error::HostError;
 use crate::host::output;
 use crate::host::project::{Project, ProjectOptions, ReactorSpec};
-use crate::host::{init, inspect, logs, receipts, status, topology, trace};
+use crate::host::{init, inspect, logs, receipts, run, serve, status, topology, trace, trigger};
 
 /// The overview printed by `reactor --help`.
 pub const OVERVIEW: &str =
@@ -335,7 +335,7 @@ pub fn version_line() -> String {
 /// Runs `reactor` with the arguments after the program name and returns the exit code.
 pub fn main(args: Vec<OsString>) -> ExitCode {
     let json = prescan_json(&args);
-    match run(args) {
+    match run_args(args) {
         Ok(code) => code,
         Err(e) => ExitCode::from(output::print_error(&e, json)),
     }
@@ -350,10 +350,13 @@ const VERBS: &[(&str, &str)] = &[
     ("logs", logs::HELP),
     ("trace", trace::HELP),
     ("receipts", receipts::HELP),
+    ("run", run::HELP),
+    ("trigger", trigger::HELP),
+    ("serve", serve::HELP),
 ];
 
 /// Writer verbs whose modules are added separately (see the dispatch hook in [`run`]).
-const PENDING_VERBS: &[&str] = &["compile", "run", "trigger", "serve", "doctor"];
+const PENDING_VERBS: &[&str] = &["compile", "doctor"];
 
 fn not_available(verb: &str) -> HostError {
     HostError::internal(format!("'{verb}' is not available in this build"))
@@ -377,7 +380,7 @@ macro_rules! dispatch {
     }};
 }
 
-fn run(args: Vec<OsString>) -> Result<ExitCode, HostError> {
+fn run_args(args: Vec<OsString>) -> Result<ExitCode, HostError> {
     let mut p = lexopt::Parser::from_args(args);
     let mut globals = Globals::default();
     let verb = loop {
@@ -418,6 +421,9 @@ fn run(args: Vec<OsString>) -> Result<ExitCode, HostError> {
         "help" => help_verb(&mut p, globals),
         "init" => dispatch!(init, &mut p, globals),
         "topology" => dispatch!(topology, &mut p, globals),
+        "run" => dispatch!(run, &mut p, globals),
+        "trigger" => dispatch!(trigger, &mut p, globals),
+        "serve" => dispatch!(serve, &mut p, globals),
         "status" => dispatch!(status, &mut p, globals),
         "inspect" => dispatch!(inspect, &mut p, globals),
         "logs" => dispatch!(logs, &mut p, globals),

@@ -1,0 +1,504 @@
+//! `reactor serve` (HOST.md §9): boot every reactor of the project, optionally serve the
+//! daemon's HTTP surface, and run the continuity loop (gateway polls, continuity, a cost line,
+//! a fixed sleep) until SIGINT or SIGTERM; then drain every queue and exit 0.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::format::json;
+use crate::host::boot::{self, ModelPlan};
+use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::connectors::{ConnectorKind, poll_gateway};
+use crate::host::daemon::{Daemon, router};
+use crate::host::error::{ErrorKind, HostError};
+use crate::host::hosted::HostedReactor;
+use crate::host::queue::TaskPool;
+use crate::host::rollup::CostRollup;
+use crate::http::{
+    BearerAuth, SecondSignal, Server, ServerConfig, install_stop_signals, is_loopback_host,
+};
+use crate::store::ledger::SyncPolicy;
+use crate::store::lock::StateLock;
+
+/// `reactor serve --help`.
+pub const HELP: &str = "reactor serve — the durable host: boot, serve, poll, until stopped
+
+Usage:
+  reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]
+                [--auth-token-env <NAME>] [global flags]
+
+Flags:
+  --http <port>            Serve the daemon routes on this port (0 picks a free port)
+  --host <addr>            Bind address (default 127.0.0.1); requires --http
+  --concurrency <n>        Reactors worked on in parallel (default 1)
+  --poll-interval <ms>     Sleep between ticks, at least 100 (default 60000)
+  --auth-token-env <NAME>  Require `Authorization: Bearer <$NAME>` (at least 16 characters);
+                           requires --http
+
+Routes: POST /trigger/<node>, GET /health /status /cost /topology /receipts /nodes/<node>
+(prefixed /<reactor> on a multi-reactor host). SIGINT or SIGTERM drains in-flight work and
+exits 0; a second signal abandons it and exits 1.
+";
+
+/// Parsed arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Args {
+    /// `--http`.
+    pub http: Option<u16>,
+    /// `--host`.
+    pub host: Option<String>,
+    /// `--concurrency`.
+    pub concurrency: usize,
+    /// `--poll-interval` (ms).
+    pub poll_interval: u64,
+    /// `--auth-token-env`.
+    pub auth_token_env: Option<String>,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            http: None,
+            host: None,
+            concurrency: 1,
+            poll_interval: 60_000,
+            auth_token_env: None,
+        }
+    }
+}
+
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Parses `serve` arguments; bad values are usage errors naming the flag (exit 2).
+pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
+    let mut a = Args::default();
+    let bad = |flag: &str, why: &str| HostError::usage(format!("{flag}: {why}"), Some("serve"));
+    while let Some(arg) = s.next_arg()? {
+        match &arg {
+            OwnedArg::Long(l) if l == "http" => {
+                let v = s.value("--http")?;
+                a.http = Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|_| digits(&v))
+                        .ok_or_else(|| {
+                            bad(
+                                "--http",
+                                &format!("'{v}' is not a port (an integer 0-65535)"),
+                            )
+                        })?,
+                );
+            }
+            OwnedArg::Long(l) if l == "host" => a.host = Some(s.value("--host")?),
+            OwnedArg::Long(l) if l == "concurrency" => {
+                let v = s.value("--concurrency")?;
+                a.concurrency = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n >= 1 && digits(&v))
+                    .ok_or_else(|| {
+                        bad(
+                            "--concurrency",
+                            &format!("'{v}' is not an integer of at least 1"),
+                        )
+                    })?;
+            }
+            OwnedArg::Long(l) if l == "poll-interval" => {
+                let v = s.value("--poll-interval")?;
+                a.poll_interval = v
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n >= 100 && digits(&v))
+                    .ok_or_else(|| {
+                        bad(
+                            "--poll-interval",
+                            &format!("'{v}' is not an integer of at least 100 (ms)"),
+                        )
+                    })?;
+            }
+            OwnedArg::Long(l) if l == "auth-token-env" => {
+                let v = s.value("--auth-token-env")?;
+                let ok = v
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    return Err(bad(
+                        "--auth-token-env",
+                        &format!("'{v}' is not an environment variable name"),
+                    ));
+                }
+                a.auth_token_env = Some(v);
+            }
+            _ => return Err(s.unexpected(&arg)),
+        }
+    }
+    if a.host.is_some() && a.http.is_none() {
+        return Err(HostError::usage("--host requires --http", Some("serve")));
+    }
+    if a.auth_token_env.is_some() && a.http.is_none() {
+        return Err(HostError::usage(
+            "--auth-token-env requires --http",
+            Some("serve"),
+        ));
+    }
+    Ok(a)
+}
+
+/// Line output: text lines, or NDJSON events under `--json` (HOST.md §9.7).
+struct Out {
+    json: bool,
+}
+
+impl Out {
+    fn line(&self, text: &str) {
+        if !self.json {
+            let stdout = std::io::stdout();
+            let mut o = stdout.lock();
+            let _ = writeln!(o, "{text}");
+            let _ = o.flush();
+        }
+    }
+    fn event(&self, v: serde_json::Value) {
+        if self.json {
+            let stdout = std::io::stdout();
+            let mut o = stdout.lock();
+            let _ = o.write_all(&json::to_js_compact(&v));
+            let _ = o.write_all(b"\n");
+            let _ = o.flush();
+        }
+    }
+}
+
+/// The URL a local client should use (unspecified bind → loopback; IPv6 bracketed).
+fn client_url(host: &str, port: u16) -> String {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    let h = match h {
+        "0.0.0.0" => "127.0.0.1",
+        "::" => "::1",
+        other => other,
+    };
+    if h.contains(':') {
+        format!("http://[{h}]:{port}/")
+    } else {
+        format!("http://{h}:{port}/")
+    }
+}
+
+/// Runs `reactor serve`.
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let out = Out { json: g.json };
+    match serve(a, g, &out) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            if g.json {
+                out.event(serde_json::json!({"event": "error", "message": e.message}));
+                let mut e = e;
+                e.document = Some(Box::new(
+                    serde_json::json!({"event": "error", "message": e.message.clone()}),
+                ));
+                Err(e)
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
+struct Cleanup {
+    serve_files: Vec<std::path::PathBuf>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for f in &self.serve_files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
+    let project = g.load_project()?;
+    let offline = g.offline()?;
+    let plan = ModelPlan::resolve(&project, offline)?;
+    let key = plan.require_key(&project)?;
+    let token = match &a.auth_token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(t) if t.chars().count() >= 16 => Some(t),
+            _ => {
+                return Err(HostError::config(format!(
+                    "--auth-token-env {name}: the variable is unset or shorter than 16 characters"
+                )));
+            }
+        },
+        None => None,
+    };
+    let signals = install_stop_signals(SecondSignal::Exit {
+        code: 1,
+        message: Some("reactor serve — second signal: abandoning in-flight work.".into()),
+    })
+    .map_err(|e| HostError::internal(format!("cannot install signal handlers: {e}")))?;
+    let client = plan.client(key.clone())?;
+    let since_start = Arc::new(Mutex::new(CostRollup::new()));
+    let mut locks: Vec<StateLock> = Vec::new();
+    let mut hosted: Vec<Arc<HostedReactor>> = Vec::new();
+    for (i, spec) in project.reactors.iter().enumerate() {
+        locks.push(boot::take_lock(&spec.state_dir)?);
+        boot::load_contracts(spec)?;
+        let (loaded, _) = boot::ensure_compiled(spec, &plan, client.as_ref(), "compile failed")
+            .map_err(|e| {
+                HostError::new(
+                    ErrorKind::Model,
+                    format!(
+                        "compile failed (IR stale, refresh failed) for reactor \"{}\": {}",
+                        spec.name,
+                        e.message.trim_start_matches("compile failed: ")
+                    ),
+                )
+                .with_hint("run `reactor compile` first to see the full report")
+            })?;
+        boot::check_gateways(spec, &loaded)?;
+        let (reactor, notes) = boot::open_reactor(
+            &project,
+            spec,
+            &loaded,
+            &plan,
+            client.clone(),
+            key.as_ref(),
+            SyncPolicy::Group,
+        )?;
+        boot::print_notes(&spec.state_dir, &notes);
+        let tap = since_start.clone();
+        reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
+        let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
+        let h = Arc::new(HostedReactor::new(
+            &spec.name,
+            i,
+            Arc::new(reactor),
+            gateways,
+        ));
+        let results = h
+            .reactor
+            .boot()
+            .map_err(|e| HostError::state(e.to_string()))?;
+        let count =
+            |d: crate::core::Disposition| results.iter().filter(|r| r.disposition == d).count();
+        out.line(&format!(
+            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
+            spec.name,
+            count(crate::core::Disposition::Rendered),
+            count(crate::core::Disposition::Skipped),
+            count(crate::core::Disposition::Failed)
+        ));
+        out.event(serde_json::json!({"event": "booted", "reactor": spec.name, "dispositions": crate::host::run::dispositions_json(&results)}));
+        hosted.push(h);
+        if signals.is_requested() {
+            out.line("reactor serve — drained in-flight work; exiting.");
+            out.event(serde_json::json!({"event": "stopped", "forced": false}));
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    let pool = Arc::new(TaskPool::new(hosted.len(), a.concurrency));
+    let stopping = Arc::new(AtomicBool::new(false));
+    let daemon = Arc::new(Daemon {
+        reactors: hosted.clone(),
+        pool: pool.clone(),
+        single: !project.multi,
+        stopping: stopping.clone(),
+    });
+    let mut server: Option<Server> = None;
+    let mut url: Option<String> = None;
+    if let Some(port) = a.http {
+        let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+        let auth = token.as_deref().map(BearerAuth::new);
+        let s = Server::start(
+            ServerConfig {
+                host: host.clone(),
+                port,
+                // On a loopback bind, requests naming a foreign `Host` are refused (403), as in
+                // the viewer: a defence against DNS rebinding reaching POST /trigger.
+                ..ServerConfig::default()
+            },
+            router(daemon.clone(), auth),
+        )
+        .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
+        let bound = s.local_addr().port();
+        out.line(&format!("reactor serve — HTTP on {host}:{bound}"));
+        let loopback = is_loopback_host(&host);
+        out.event(serde_json::json!({"event": "listening", "url": client_url(&host, bound).trim_end_matches('/'), "loopback": loopback, "auth": token.is_some()}));
+        if !loopback {
+            let warning = match &a.auth_token_env {
+                None => format!(
+                    "WARNING: bound to {host} (not loopback) with NO auth — an unauthenticated POST /trigger/<node> can cause model spend. Put it behind a reverse proxy or network policy, or use --auth-token-env."
+                ),
+                Some(name) => format!(
+                    "WARNING: bound to {host} (not loopback); bearer-token auth is on (token from ${name}) but traffic is not encrypted — terminate TLS in front of it."
+                ),
+            };
+            out.line(&format!("  {warning}"));
+            out.event(serde_json::json!({"event": "warning", "message": warning}));
+        }
+        url = Some(client_url(&host, bound));
+        server = Some(s);
+    }
+    let mut cleanup = Cleanup {
+        serve_files: Vec::new(),
+    };
+    let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
+    for h in &hosted {
+        let record = serde_json::json!({
+            "pid": std::process::id(),
+            "url": url,
+            "reactor": h.name,
+            "prefix": if project.multi { format!("/{}", h.name) } else { String::new() },
+            "auth_token_env": a.auth_token_env,
+            "started_at": started_at,
+        });
+        let path = h.reactor.state_dir().join("serve.json");
+        crate::store::fsutil::write_atomic(&path, &json::to_js_pretty(&record))
+            .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
+        cleanup.serve_files.push(path);
+    }
+    out.line(&format!(
+        "reactor serve — host booted ({} reactor(s); concurrency {}). Ctrl-C to stop.",
+        hosted.len(),
+        a.concurrency
+    ));
+    out.event(serde_json::json!({"event": "ready", "reactors": hosted.len(), "concurrency": a.concurrency}));
+
+    let interval = Duration::from_millis(a.poll_interval);
+    let mut first = true;
+    while !signals.is_requested() {
+        tick(
+            &hosted,
+            &pool,
+            first,
+            offline,
+            project.multi,
+            out,
+            &since_start,
+        );
+        first = false;
+        let start = Instant::now();
+        while start.elapsed() < interval && !signals.is_requested() {
+            let left = interval
+                .saturating_sub(start.elapsed())
+                .min(Duration::from_millis(250));
+            let _ = signals.wait_timeout(left);
+        }
+    }
+    // Shutdown (HOST.md §9.4).
+    stopping.store(true, Ordering::SeqCst);
+    pool.wait_idle();
+    if let Some(s) = server.take() {
+        s.close();
+    }
+    drop(cleanup);
+    crate::host::run::cleanup_work();
+    drop(locks);
+    out.line("reactor serve — drained in-flight work; exiting.");
+    out.event(serde_json::json!({"event": "stopped", "forced": false}));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One tick of the continuity loop (HOST.md §9.3).
+fn tick(
+    hosted: &[Arc<HostedReactor>],
+    pool: &Arc<TaskPool>,
+    first: bool,
+    offline: bool,
+    multi: bool,
+    out: &Out,
+    since_start: &Arc<Mutex<CostRollup>>,
+) {
+    let now = Instant::now();
+    let as_of = crate::compile::cache::iso_millis(jiff::Timestamp::now());
+    let mut pending = Vec::new();
+    for h in hosted {
+        let mut last = h.last_poll.lock().unwrap_or_else(|e| e.into_inner());
+        for (gi, gw) in h.gateways.iter().enumerate() {
+            let due = first
+                || match (gw.poll, last[gi]) {
+                    (None, _) | (_, None) => true,
+                    (Some(p), Some(prev)) => now.duration_since(prev) >= p,
+                };
+            if !due {
+                continue;
+            }
+            last[gi] = Some(now);
+            let label = if multi {
+                format!("{}/{}", h.name, gw.source_id)
+            } else {
+                gw.source_id.clone()
+            };
+            if offline && matches!(gw.connector.kind, ConnectorKind::Http { .. }) {
+                pending.push((h.name.clone(), gw.source_id.clone(), label, None));
+                continue;
+            }
+            let task_h = h.clone();
+            let source_id = gw.source_id.clone();
+            let gw = gw.clone();
+            let as_of = as_of.clone();
+            let rx = pool.submit(h.index, move || {
+                poll_gateway(
+                    &task_h.reactor,
+                    &gw.node,
+                    &gw.source_id,
+                    &gw.connector,
+                    &as_of,
+                )
+                .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
+                .map_err(|e| e.to_string())
+            });
+            pending.push((h.name.clone(), source_id, label, Some(rx)));
+        }
+    }
+    let mut parts = Vec::new();
+    let mut events = Vec::new();
+    for (reactor, source_id, label, rx) in pending {
+        match rx.map(|r| r.recv()) {
+            None => {
+                parts.push(format!("{label} skipped: offline"));
+                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "skipped": "offline"}));
+            }
+            Some(Ok(Some(Ok((ingested, skipped, warnings))))) => {
+                for w in warnings {
+                    crate::host::output::warn(&w);
+                }
+                parts.push(format!("{label} ingested={ingested} skipped={skipped}"));
+                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "ingested": ingested, "skipped": skipped}));
+            }
+            Some(Ok(Some(Err(msg)))) => {
+                let msg = crate::format::sanitize::redact(&msg, &[]);
+                parts.push(format!("{label} error: {msg}"));
+                events.push(
+                    serde_json::json!({"reactor": reactor, "source_id": source_id, "error": msg}),
+                );
+            }
+            Some(_) => {
+                parts.push(format!("{label} error: the poll task did not finish"));
+                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "error": "the poll task did not finish"}));
+            }
+        }
+    }
+    // Continuity: nothing is armed in v1 (RUNTIME.md §10.4); one task per reactor, in order.
+    let continuity: Vec<_> = hosted.iter().map(|h| pool.submit(h.index, || ())).collect();
+    for rx in continuity {
+        let _ = rx.recv();
+    }
+    if !parts.is_empty() {
+        out.line(&format!("gateways: {}", parts.join("; ")));
+    }
+    let rollup = since_start
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    out.line(&rollup.one_line());
+    out.event(serde_json::json!({"event": "tick", "at": as_of, "gateways": events, "cost": rollup.to_json()}));
+}
