@@ -473,3 +473,49 @@ fn bearer_token_when_enabled() {
     );
     assert_eq!(s, 200);
 }
+
+/// Concurrency 1 and 2 commit identical ledgers (HOST.md §9.2): the same triggers, interleaved
+/// across two reactors, through pools of different sizes.
+#[test]
+fn concurrency_1_and_2_give_identical_fingerprints() {
+    use reactor::host::hosted::external_wake;
+    let mut ledgers: Vec<Vec<Vec<u8>>> = Vec::new();
+    for concurrency in [1, 2] {
+        let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+        let hosted: Vec<Arc<HostedReactor>> = dirs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let (r, _) =
+                    Reactor::open(d.path(), pair_ir(), script(), ReactorOptions::default())
+                        .unwrap();
+                Arc::new(HostedReactor::new(&format!("r{i}"), i, Arc::new(r), vec![]))
+            })
+            .collect();
+        let pool = TaskPool::new(2, concurrency);
+        let mut rxs = Vec::new();
+        for k in 0..6 {
+            for h in &hosted {
+                let h = h.clone();
+                let data = json::parse_str(&format!("{{\"id\":\"e{k}\",\"n\":{k}}}")).unwrap();
+                rxs.push(pool.submit(h.index, move || {
+                    external_wake(&h, "inbox", Some(&data)).map(|o| o.receipts_added)
+                }));
+            }
+        }
+        for rx in rxs {
+            assert_eq!(rx.recv().unwrap().unwrap().unwrap(), 3);
+        }
+        pool.wait_idle();
+        ledgers.push(
+            dirs.iter()
+                .map(|d| std::fs::read(d.path().join("receipts.json")).unwrap())
+                .collect(),
+        );
+    }
+    assert_eq!(ledgers[0], ledgers[1]);
+    assert_eq!(
+        ledgers[0][0], ledgers[0][1],
+        "the two reactors ran the same script"
+    );
+}

@@ -621,3 +621,58 @@ fn sigterm_during_a_slow_render_commits_then_exits_0() {
     assert!(ledger.contains(r#""node":"digest""#));
     fake.finish();
 }
+
+#[test]
+fn serve_polls_a_static_gateway_once_across_restarts() {
+    let fake = FakeProvider::start();
+    let yaml = "gateways:\n  - node: inbox\n    connector:\n      type: static\n      items: [{ id: item-1, body: \"one\" }, { id: item-2, body: \"two\" }]\n";
+    let Some(proj) = project(&fake, yaml) else {
+        return;
+    };
+    for e in compile_entries(json!({"postconditions": []})) {
+        fake.push(e);
+    }
+    for (items, digest) in [
+        (json!([{"id": "item-1", "body": "one"}]), "1 item"),
+        (
+            json!([{"id": "item-1", "body": "one"}, {"id": "item-2", "body": "two"}]),
+            "2 items",
+        ),
+    ] {
+        for e in render_entries(items, digest) {
+            fake.push(e);
+        }
+    }
+    let mut serve = Serve::start(proj.path(), false);
+    assert!(
+        serve.wait_for("gateways: inbox ingested=2 skipped=0"),
+        "{:?}",
+        serve.seen
+    );
+    assert!(serve.wait_for("cost: fresh="), "{:?}", serve.seen);
+    let cost = serve
+        .seen
+        .iter()
+        .find(|l| l.starts_with("cost: "))
+        .unwrap()
+        .clone();
+    assert!(
+        cost.ends_with("(rendered=6 skipped=0) receipts=6"),
+        "{cost}"
+    );
+    assert_eq!(serve.sigterm_and_wait(), 0);
+    let registry = std::fs::read_to_string(proj.path().join(".reactor/registry.json")).unwrap();
+    assert_eq!(
+        registry,
+        "{\"gateway_cursors\":{\"inbox\":[\"item-1\",\"item-2\"]}}\n"
+    );
+    // A restart ingests nothing again.
+    let mut again = Serve::start(proj.path(), false);
+    assert!(
+        again.wait_for("gateways: inbox ingested=0 skipped=2"),
+        "{:?}",
+        again.seen
+    );
+    assert_eq!(again.sigterm_and_wait(), 0);
+    fake.finish();
+}
