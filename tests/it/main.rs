@@ -5,6 +5,7 @@ mod support;
 mod browser;
 mod compat;
 mod compile_cache;
+mod connectors;
 mod contracts;
 mod core_invariants;
 mod crash;

@@ -215,3 +215,14 @@ fn project_written_ledgers_pass_the_simple_implementation() {
     assert_eq!(r.ledger_len(), 16);
     assert_eq!(check_ledger(&bytes), Ok(16));
 }
+
+/// The bundled fixtures (written by the project's reconciler) pass the simple implementation.
+#[test]
+fn bundled_fixtures_pass_the_simple_implementation() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    for name in reactor::devtools::SHIPPED_EXAMPLES {
+        let bytes = std::fs::read(root.join(name).join("receipts.json")).unwrap();
+        let n = check_ledger(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(n > 0, "{name}");
+    }
+}
