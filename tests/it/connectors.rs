@@ -7,15 +7,14 @@ use std::time::Duration;
 
 use reactor::host::connectors::{Connector, ConnectorKind, FetchError};
 
+/// Request URL and headers, as the server saw them.
+type Seen = Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>;
+
 /// Serves one canned answer per request and records the URL and headers it saw.
-fn server(
-    status: u16,
-    body: &'static str,
-    delay: Duration,
-) -> (String, Arc<Mutex<Vec<(String, Vec<(String, String)>)>>>) {
+fn server(status: u16, body: &'static str, delay: Duration) -> (String, Seen) {
     let s = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let addr = s.server_addr().to_ip().unwrap().to_string();
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     std::thread::spawn(move || {
         for rq in s.incoming_requests() {
