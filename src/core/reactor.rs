@@ -387,27 +387,35 @@ impl Reactor {
         }
     }
 
+    /// Single-flight (RUNTIME.md §7.6): when `node` is in flight, merges `wake` into its pending
+    /// wake, marks it dirty and returns the `coalesced` result; otherwise returns `None` (and,
+    /// with `claim`, marks the node in flight for the caller).
+    fn coalesce(&self, node: &str, wake: &Wake, claim: bool) -> Option<ReconcileResult> {
+        let mut st = lock(&self.state);
+        let v = st.volatile.entry(node.to_string()).or_default();
+        if !v.in_flight {
+            v.in_flight = claim;
+            return None;
+        }
+        match &mut v.pending {
+            Some(p) => p.merge(wake),
+            None => v.pending = Some(wake.clone()),
+        }
+        v.dirty = true;
+        Some(ReconcileResult {
+            node: node.to_string(),
+            disposition: Disposition::Coalesced,
+            receipt: None,
+            reason: None,
+            propagated: Vec::new(),
+            warnings: Vec::new(),
+        })
+    }
+
     /// `reconcile(node, wake)` including coalesced follow-ups (RUNTIME.md §7.4, §7.6).
     fn fire(&self, node: &str, wake: Wake) -> Result<Vec<ReconcileResult>, CoreError> {
-        {
-            let mut st = lock(&self.state);
-            let v = st.volatile.entry(node.to_string()).or_default();
-            if v.in_flight {
-                match &mut v.pending {
-                    Some(p) => p.merge(&wake),
-                    None => v.pending = Some(wake),
-                }
-                v.dirty = true;
-                return Ok(vec![ReconcileResult {
-                    node: node.to_string(),
-                    disposition: Disposition::Coalesced,
-                    receipt: None,
-                    reason: None,
-                    propagated: Vec::new(),
-                    warnings: Vec::new(),
-                }]);
-            }
-            v.in_flight = true;
+        if let Some(c) = self.coalesce(node, &wake, true) {
+            return Ok(vec![c]);
         }
         let mut results = Vec::new();
         let mut wake = wake;
@@ -713,24 +721,8 @@ impl Reactor {
     /// seeded with the node runs (waiting for any drain in progress).
     pub fn ingest(&self, node: &str, wake: Wake) -> Result<Vec<ReconcileResult>, CoreError> {
         self.node_ir(node)?;
-        {
-            let mut st = lock(&self.state);
-            let v = st.volatile.entry(node.to_string()).or_default();
-            if v.in_flight {
-                match &mut v.pending {
-                    Some(p) => p.merge(&wake),
-                    None => v.pending = Some(wake),
-                }
-                v.dirty = true;
-                return Ok(vec![ReconcileResult {
-                    node: node.to_string(),
-                    disposition: Disposition::Coalesced,
-                    receipt: None,
-                    reason: None,
-                    propagated: Vec::new(),
-                    warnings: Vec::new(),
-                }]);
-            }
+        if let Some(c) = self.coalesce(node, &wake, false) {
+            return Ok(vec![c]);
         }
         self.drain(vec![(node.to_string(), wake)])
     }

@@ -367,3 +367,38 @@ pub fn print_notes(state_dir: &Path, notes: &[OpenNote]) {
         }
     }
 }
+
+/// A reactor ready for a writer verb: the IR (compiled first when stale), the gateways
+/// checked, the reactor mounted with group commit, and the ledger notes printed.
+pub struct Prepared {
+    /// The loaded IR.
+    pub loaded: LoadedIr,
+    /// How it was obtained.
+    pub outcome: CompileOutcome,
+    /// The mounted reactor.
+    pub reactor: Reactor,
+}
+
+/// [`ensure_compiled`] + [`check_gateways`] + [`open_reactor`] (the caller holds the lock).
+/// `check` runs between loading the IR and mounting (e.g. `trigger`'s node check).
+pub fn prepare(
+    project: &Project,
+    spec: &ReactorSpec,
+    plan: &ModelPlan,
+    client: Arc<dyn ModelClient>,
+    key: Option<&ApiKey>,
+    failure_prefix: &str,
+    check: impl FnOnce(&LoadedIr) -> Result<(), HostError>,
+) -> Result<Prepared, HostError> {
+    let (loaded, outcome) = ensure_compiled(spec, plan, client.as_ref(), failure_prefix)?;
+    check(&loaded)?;
+    check_gateways(spec, &loaded)?;
+    let (reactor, notes) =
+        open_reactor(project, spec, &loaded, plan, client, key, SyncPolicy::Group)?;
+    print_notes(&spec.state_dir, &notes);
+    Ok(Prepared {
+        loaded,
+        outcome,
+        reactor,
+    })
+}

@@ -64,7 +64,8 @@ pub enum FetchError {
     Failed(String),
 }
 
-fn url_encode(s: &str) -> String {
+/// Percent-encodes everything but unreserved characters (RFC 3986).
+pub fn url_encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {

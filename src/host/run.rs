@@ -11,7 +11,6 @@ use crate::host::cli::{ArgStream, Globals};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
 use crate::host::rollup::CostRollup;
-use crate::store::ledger::SyncPolicy;
 
 /// `reactor run --help`.
 pub const HELP: &str = "reactor run — boot the reactor, drain to quiescence, report
@@ -107,23 +106,19 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let key = plan.require_key(&project)?;
     let _lock = boot::take_lock(&spec.state_dir)?;
     let client = plan.client(key.clone())?;
-    let (loaded, outcome) = boot::ensure_compiled(
-        &spec,
-        &plan,
-        client.as_ref(),
-        "compile failed (the IR is stale and could not be refreshed)",
-    )?;
-    boot::check_gateways(&spec, &loaded)?;
-    let (reactor, notes) = boot::open_reactor(
+    let boot::Prepared {
+        loaded,
+        outcome,
+        reactor,
+    } = boot::prepare(
         &project,
         &spec,
-        &loaded,
         &plan,
         client,
         key.as_ref(),
-        SyncPolicy::Group,
+        "compile failed (the IR is stale and could not be refreshed)",
+        |_| Ok(()),
     )?;
-    boot::print_notes(&spec.state_dir, &notes);
     let appended = collect_receipts(&reactor);
     let results = reactor
         .boot()

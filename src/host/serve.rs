@@ -20,7 +20,6 @@ use crate::host::rollup::CostRollup;
 use crate::http::{
     BearerAuth, SecondSignal, Server, ServerConfig, install_stop_signals, is_loopback_host,
 };
-use crate::store::ledger::SyncPolicy;
 use crate::store::lock::StateLock;
 
 /// `reactor serve --help`.
@@ -251,29 +250,27 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     for (i, spec) in project.reactors.iter().enumerate() {
         locks.push(boot::take_lock(&spec.state_dir)?);
         boot::load_contracts(spec)?;
-        let (loaded, _) = boot::ensure_compiled(spec, &plan, client.as_ref(), "compile failed")
-            .map_err(|e| {
-                HostError::new(
-                    ErrorKind::Model,
-                    format!(
-                        "compile failed (IR stale, refresh failed) for reactor \"{}\": {}",
-                        spec.name,
-                        e.message.trim_start_matches("compile failed: ")
-                    ),
-                )
-                .with_hint("run `reactor compile` first to see the full report")
-            })?;
-        boot::check_gateways(spec, &loaded)?;
-        let (reactor, notes) = boot::open_reactor(
+        let reactor = boot::prepare(
             &project,
             spec,
-            &loaded,
             &plan,
             client.clone(),
             key.as_ref(),
-            SyncPolicy::Group,
-        )?;
-        boot::print_notes(&spec.state_dir, &notes);
+            "compile failed",
+            |_| Ok(()),
+        )
+        .map_err(|e| match e.message.strip_prefix("compile failed: ") {
+            Some(rest) => HostError::new(
+                ErrorKind::Model,
+                format!(
+                    "compile failed (IR stale, refresh failed) for reactor \"{}\": {rest}",
+                    spec.name
+                ),
+            )
+            .with_hint("run `reactor compile` first to see the full report"),
+            None => e,
+        })?
+        .reactor;
         let tap = since_start.clone();
         reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
         let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();

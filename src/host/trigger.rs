@@ -17,7 +17,6 @@ use crate::host::run::{
     cleanup_work, collect_receipts, compile_status, dispositions_block, dispositions_json,
     rollup_of,
 };
-use crate::store::ledger::SyncPolicy;
 use crate::store::lock::{StateLock, holder_pid};
 
 /// `reactor trigger --help`.
@@ -132,18 +131,6 @@ fn daemon_record(state_dir: &std::path::Path, holder: Option<u32>) -> Option<Dae
     })
 }
 
-fn percent_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Runs `reactor trigger`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let data = a.data.as_deref().map(parse_data).transpose()?;
@@ -184,25 +171,23 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     boot::load_contracts(&spec)?;
     let key = plan.require_key(&project)?;
     let client = plan.client(key.clone())?;
-    let (loaded, outcome) =
-        boot::ensure_compiled(&spec, &plan, client.as_ref(), "compile failed (IR stale)")?;
-    if loaded.ir.node(&a.node).is_none() {
-        return Err(HostError::input(format!(
-            "node '{}' is not in the compiled topology",
-            a.node
-        )));
-    }
-    boot::check_gateways(&spec, &loaded)?;
-    let (reactor, notes) = boot::open_reactor(
+    let node = a.node.clone();
+    let boot::Prepared {
+        outcome, reactor, ..
+    } = boot::prepare(
         &project,
         &spec,
-        &loaded,
         &plan,
         client,
         key.as_ref(),
-        SyncPolicy::Group,
+        "compile failed (IR stale)",
+        |loaded| match loaded.ir.node(&node) {
+            Some(_) => Ok(()),
+            None => Err(HostError::input(format!(
+                "node '{node}' is not in the compiled topology"
+            ))),
+        },
     )?;
-    boot::print_notes(&spec.state_dir, &notes);
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);
@@ -310,7 +295,11 @@ fn forward(
 ) -> Result<ExitCode, HostError> {
     let base = d.url.clone().unwrap_or_default();
     let base = base.trim_end_matches('/').to_string();
-    let url = format!("{base}{}/trigger/{}", d.prefix, percent_encode(node));
+    let url = format!(
+        "{base}{}/trigger/{}",
+        d.prefix,
+        crate::host::connectors::url_encode(node)
+    );
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_connect(Some(Duration::from_secs(5)))
