@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use crate::host::error::HostError;
 use crate::host::output;
 use crate::host::project::{Project, ProjectOptions, ReactorSpec};
-use crate::host::{init, inspect, logs, receipts, status, topology, trace};
+use crate::host::{compile, doctor, init, inspect, logs, receipts, status, topology, trace};
 
 /// The overview printed by `reactor --help`.
 pub const OVERVIEW: &str =
@@ -344,6 +344,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 /// The verbs this build implements, with their help texts.
 const VERBS: &[(&str, &str)] = &[
     ("init", init::HELP),
+    ("doctor", doctor::HELP),
+    ("compile", compile::HELP),
     ("topology", topology::HELP),
     ("status", status::HELP),
     ("inspect", inspect::HELP),
@@ -353,7 +355,7 @@ const VERBS: &[(&str, &str)] = &[
 ];
 
 /// Writer verbs whose modules are added separately (see the dispatch hook in [`run`]).
-const PENDING_VERBS: &[&str] = &["compile", "run", "trigger", "serve", "doctor"];
+const PENDING_VERBS: &[&str] = &["run", "trigger", "serve"];
 
 fn not_available(verb: &str) -> HostError {
     HostError::internal(format!("'{verb}' is not available in this build"))
@@ -417,6 +419,8 @@ fn run(args: Vec<OsString>) -> Result<ExitCode, HostError> {
     match verb.as_str() {
         "help" => help_verb(&mut p, globals),
         "init" => dispatch!(init, &mut p, globals),
+        "doctor" => dispatch!(doctor, &mut p, globals),
+        "compile" => dispatch!(compile, &mut p, globals),
         "topology" => dispatch!(topology, &mut p, globals),
         "status" => dispatch!(status, &mut p, globals),
         "inspect" => dispatch!(inspect, &mut p, globals),

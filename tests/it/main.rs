@@ -12,6 +12,7 @@ mod daemon;
 mod devtools;
 mod fixtures;
 mod host_cli;
+mod host_compile;
 mod http_layer;
 mod model_providers;
 mod render_loop;
