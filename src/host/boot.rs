@@ -92,14 +92,45 @@ impl ModelPlan {
         match key {
             None => Ok(Arc::new(OfflineClient)),
             Some(key) => {
-                let settings =
-                    HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
+                let settings = http_settings()?;
                 let client: Box<dyn ModelClient> =
                     Box::new(ProviderClient::new(self.config.clone(), key, settings));
                 Ok(Arc::from(with_recording_from_env(client)))
             }
         }
     }
+}
+
+/// The variable that shortens the whole-response timeout of one provider attempt, in
+/// milliseconds (default 600000, HOST.md §5.6). A test hook like `REACTOR_HTTP_BACKOFF_MS`, so
+/// that the host suite can exercise timeouts through the real binary in well under a second.
+pub const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
+
+/// The transport settings of the provider clients: [`HttpSettings::from_env`]
+/// (`REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`) plus [`HTTP_TIMEOUT_ENV`].
+///
+/// Errors (configuration, exit 1): a value that is not a whole number of milliseconds, or a
+/// timeout of 0.
+pub fn http_settings() -> Result<HttpSettings, HostError> {
+    let mut settings = HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
+    if let Some(raw) = std::env::var(HTTP_TIMEOUT_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    {
+        let ms: u64 = raw
+            .trim()
+            .parse()
+            .ok()
+            .filter(|ms| *ms > 0)
+            .ok_or_else(|| {
+                HostError::config(format!(
+                    "{HTTP_TIMEOUT_ENV}: expected a positive whole number of milliseconds, got '{}'",
+                    crate::host::yaml::clip(raw.trim(), 40)
+                ))
+            })?;
+        settings.attempt_timeout = std::time::Duration::from_millis(ms);
+    }
+    Ok(settings)
 }
 
 /// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
@@ -141,14 +172,16 @@ pub enum CompileOutcome {
     Compiled(Box<Compiled>),
 }
 
-/// A compile failure as the writer verbs report it: the message, the tokens already spent.
-pub fn compile_failure(prefix: &str, e: &CompileError) -> HostError {
+/// A compile failure as the writer verbs report it: the message with secret shapes and the
+/// exact `secrets` (the provider key) redacted — a repair-exhausted error list quotes
+/// model-supplied values (HOST.md §5.8) — and a hint giving the tokens already spent.
+pub fn compile_failure_redacted(prefix: &str, e: &CompileError, secrets: &[&str]) -> HostError {
     let spent = e.spent();
     HostError::new(
         ErrorKind::Model,
         format!(
             "{prefix}: {}",
-            crate::format::sanitize::redact(&e.to_string(), &[])
+            crate::format::sanitize::redact(&e.to_string(), secrets)
         ),
     )
     .with_hint(format!(
@@ -163,6 +196,7 @@ pub fn ensure_compiled(
     spec: &ReactorSpec,
     plan: &ModelPlan,
     client: &dyn ModelClient,
+    api_key: Option<&ApiKey>,
     failure_prefix: &str,
 ) -> Result<(LoadedIr, CompileOutcome), HostError> {
     let set = load_contracts(spec)?;
@@ -180,8 +214,12 @@ pub fn ensure_compiled(
                     ),
                 ));
             }
-            let compiled = crate::compile::compile_project(&set, &settings, client)
-                .map_err(|e| compile_failure(failure_prefix, &e))?;
+            let compiled =
+                crate::compile::compile_project(&set, &settings, client).map_err(|e| {
+                    let secrets: Vec<&str> =
+                        api_key.map(|k| vec![k.expose_secret()]).unwrap_or_default();
+                    compile_failure_redacted(failure_prefix, &e, &secrets)
+                })?;
             compiled
                 .write_cache(&spec.state_dir, jiff::Timestamp::now())
                 .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
@@ -390,7 +428,7 @@ pub fn prepare(
     failure_prefix: &str,
     check: impl FnOnce(&LoadedIr) -> Result<(), HostError>,
 ) -> Result<Prepared, HostError> {
-    let (loaded, outcome) = ensure_compiled(spec, plan, client.as_ref(), failure_prefix)?;
+    let (loaded, outcome) = ensure_compiled(spec, plan, client.as_ref(), key, failure_prefix)?;
     check(&loaded)?;
     check_gateways(spec, &loaded)?;
     let (reactor, notes) =

@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use crate::host::error::HostError;
 use crate::host::output;
 use crate::host::project::{Project, ProjectOptions, ReactorSpec};
-use crate::host::{init, inspect, logs, receipts, run, serve, status, topology, trace, trigger};
+use crate::host::{
+    compile, doctor, init, inspect, logs, receipts, run, serve, status, topology, trace, trigger,
+};
 
 /// The overview printed by `reactor --help`.
 pub const OVERVIEW: &str =
@@ -344,6 +346,8 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 /// The verbs this build implements, with their help texts.
 const VERBS: &[(&str, &str)] = &[
     ("init", init::HELP),
+    ("doctor", doctor::HELP),
+    ("compile", compile::HELP),
     ("topology", topology::HELP),
     ("status", status::HELP),
     ("inspect", inspect::HELP),
@@ -354,13 +358,6 @@ const VERBS: &[(&str, &str)] = &[
     ("trigger", trigger::HELP),
     ("serve", serve::HELP),
 ];
-
-/// Writer verbs whose modules are added separately (see the dispatch hook in [`run`]).
-const PENDING_VERBS: &[&str] = &["compile", "doctor"];
-
-fn not_available(verb: &str) -> HostError {
-    HostError::internal(format!("'{verb}' is not available in this build"))
-}
 
 macro_rules! dispatch {
     ($module:ident, $p:expr, $globals:expr) => {{
@@ -420,6 +417,8 @@ fn run_args(args: Vec<OsString>) -> Result<ExitCode, HostError> {
     match verb.as_str() {
         "help" => help_verb(&mut p, globals),
         "init" => dispatch!(init, &mut p, globals),
+        "doctor" => dispatch!(doctor, &mut p, globals),
+        "compile" => dispatch!(compile, &mut p, globals),
         "topology" => dispatch!(topology, &mut p, globals),
         "run" => dispatch!(run, &mut p, globals),
         "trigger" => dispatch!(trigger, &mut p, globals),
@@ -429,14 +428,6 @@ fn run_args(args: Vec<OsString>) -> Result<ExitCode, HostError> {
         "logs" => dispatch!(logs, &mut p, globals),
         "trace" => dispatch!(trace, &mut p, globals),
         "receipts" => dispatch!(receipts, &mut p, globals),
-        // ── Dispatch hook for the writer verbs ──────────────────────────────────────────────
-        // `compile`, `run`, `trigger`, `serve` and `doctor` are separate modules
-        // (`crate::host::{compile,run,trigger,serve,doctor}`, each with `HELP`,
-        // `parse(&mut ArgStream) -> Result<Args, HostError>` and
-        // `exec(Args, &Globals) -> Result<ExitCode, HostError>`). When a module lands, add
-        // `"compile" => dispatch!(compile, &mut p, globals),`, its `(name, HELP)` row to `VERBS`,
-        // and remove it from `PENDING_VERBS`.
-        v if PENDING_VERBS.contains(&v) => Err(not_available(v)),
         other => Err(HostError::usage(
             format!("unknown verb '{}'", crate::host::yaml::clip(other, 60)),
             None,
@@ -482,9 +473,6 @@ fn help_verb(p: &mut lexopt::Parser, mut globals: Globals) -> Result<ExitCode, H
     if let Some((_, help)) = VERBS.iter().find(|(v, _)| *v == topic) {
         output::write_stdout(help)?;
         return Ok(ExitCode::SUCCESS);
-    }
-    if PENDING_VERBS.contains(&topic.as_str()) {
-        return Err(not_available(&topic));
     }
     Err(HostError::usage(
         format!("unknown verb '{}'", crate::host::yaml::clip(&topic, 60)),
@@ -609,6 +597,11 @@ mod tests {
             check!(logs);
             check!(trace);
             check!(receipts);
+            check!(compile);
+            check!(doctor);
+            check!(run);
+            check!(trigger);
+            check!(serve);
         }
     }
 

@@ -15,9 +15,11 @@
 
 pub mod boot;
 pub mod cli;
+pub mod compile;
 pub mod config;
 pub mod connectors;
 pub mod daemon;
+pub mod doctor;
 pub mod error;
 pub mod hosted;
 pub mod init;

@@ -13,6 +13,7 @@ mod daemon;
 mod devtools;
 mod fixtures;
 mod host_cli;
+mod host_compile;
 mod host_serve;
 mod http_layer;
 mod model_providers;
