@@ -695,3 +695,20 @@ fn every_example_describes_from_any_directory_and_copies() {
     let (_, out, _) = devtools(&[t.to_str().unwrap(), "--describe"]);
     assert!(out.contains("topology    no (node-only fallback)"), "{out}");
 }
+
+#[test]
+fn startup_errors_exit_1() {
+    let Some(c) = compat_dir() else { return };
+    let dir = c.join("surprise-cost");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (code, _, err) = devtools(&[dir.to_str().unwrap(), "-p", &port]);
+    assert_eq!(code, 1);
+    let alt = port.parse::<u32>().unwrap() + 1;
+    assert!(
+        err.contains(&format!("reactor-devtools: Error: Port {port} on 127.0.0.1 is already in use. Pass a different port with --port/-p (e.g. --port {alt}).")),
+        "{err}"
+    );
+    // (An unresolvable host is not exercised here: resolving it would query DNS, and tests
+    // reach no network beyond loopback; the message is unit-tested in the http layer.)
+}
