@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::fake_provider::{self as fake, FakeProvider, FakeUsage};
+use crate::support::smallest::{
+    brief_canonicalizer, forme_answer, monitor_canonicalizer, monitor_postconditions,
+};
 use crate::support::{compat_dir, shared_dir};
 use reactor::compile::prompts::PREAMBLE;
 use reactor::compile::schema::{canonicalizer_schema, forme_schema, postcondition_schema};
@@ -74,58 +77,6 @@ fn settings(provider: &str) -> CompileSettings {
         reasoning_effort: None,
         sdk_version: sdk_version(None),
     }
-}
-
-fn forme_answer() -> Value {
-    json!({
-        "nodes": [
-            {"id": "competitor-monitor", "kind": "responsibility", "wake_source": "self",
-             "requires": [], "maintains": ["funding"]},
-            {"id": "weekly-brief", "kind": "responsibility", "wake_source": "input",
-             "requires": [{"facet": "competitor fundraising activity", "fan_in": false}],
-             "maintains": ["brief"]}
-        ],
-        "matches": [{"subscriber": "weekly-brief",
-                     "requirement": "competitor fundraising activity",
-                     "producer": "competitor-monitor", "facet": "funding"}]
-    })
-}
-
-fn monitor_canonicalizer() -> Value {
-    json!({
-        "fields": [
-            {"path": "funding", "material": true, "text": null, "number": null,
-             "collection": "set"},
-            {"path": "funding.round", "material": true,
-             "text": {"collapse_whitespace": true, "case_insensitive": true},
-             "number": null, "collection": null},
-            {"path": "funding.amount", "material": true, "text": null,
-             "number": {"quantum": null}, "collection": null},
-            {"path": "funding.request_id", "material": false, "text": null, "number": null,
-             "collection": null},
-            {"path": "fetched_at", "material": false, "text": null, "number": null,
-             "collection": null}
-        ],
-        "default_material": true,
-        "facets": [{"facet": "funding", "paths": ["funding"]}]
-    })
-}
-
-fn monitor_postconditions() -> Value {
-    json!({"postconditions": [
-        {"id": "cites-source", "mode": "render-attested", "facet": "funding", "predicate": null,
-         "source": "Postcondition: every funding event cites a corroborating source."}
-    ]})
-}
-
-fn brief_canonicalizer() -> Value {
-    json!({
-        "fields": [{"path": "brief", "material": true,
-                    "text": {"collapse_whitespace": true, "case_insensitive": false},
-                    "number": null, "collection": null}],
-        "default_material": true,
-        "facets": [{"facet": "brief", "paths": ["brief"]}]
-    })
 }
 
 fn usage(input: u64, cached: u64, output: u64) -> FakeUsage {

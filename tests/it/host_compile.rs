@@ -26,6 +26,9 @@ use serde_json::{Value, json};
 
 use crate::support::bin;
 use crate::support::fake_provider::{self as fake, Entry, FakeProvider, FakeUsage, Protocol};
+use crate::support::smallest::{
+    brief_canonicalizer, forme_answer, monitor_canonicalizer, monitor_postconditions,
+};
 
 /// The key given to the child. It has none of the shapes the generic redaction recognises, so
 /// only exact-value redaction with the configured key keeps it out of every output.
@@ -213,61 +216,6 @@ fn usage(input: u64, cached: u64, output: u64) -> FakeUsage {
         cached,
         cache_write: 0,
     }
-}
-
-fn forme_answer() -> Value {
-    json!({
-        "nodes": [
-            {"id": "competitor-monitor", "kind": "responsibility", "wake_source": "self",
-             "requires": [], "maintains": ["funding"]},
-            {"id": "weekly-brief", "kind": "responsibility", "wake_source": "input",
-             "requires": [{"facet": "a current view of competitor fundraising activity",
-                           "fan_in": false}],
-             "maintains": ["brief"]}
-        ],
-        "matches": [{"subscriber": "weekly-brief",
-                     "requirement": "a current view of competitor fundraising activity",
-                     "producer": "competitor-monitor", "facet": "funding"}]
-    })
-}
-
-fn monitor_canonicalizer() -> Value {
-    json!({
-        "fields": [
-            {"path": "funding", "material": true, "text": null, "number": null,
-             "collection": "set"},
-            {"path": "funding.round", "material": true,
-             "text": {"collapse_whitespace": true, "case_insensitive": true},
-             "number": null, "collection": null},
-            {"path": "funding.amount", "material": true, "text": null,
-             "number": {"quantum": null}, "collection": null},
-            {"path": "funding.date", "material": true, "text": null, "number": null,
-             "collection": null},
-            {"path": "funding.request_id", "material": false, "text": null, "number": null,
-             "collection": null},
-            {"path": "fetched_at", "material": false, "text": null, "number": null,
-             "collection": null}
-        ],
-        "default_material": true,
-        "facets": [{"facet": "funding", "paths": ["funding"]}]
-    })
-}
-
-fn monitor_postconditions() -> Value {
-    json!({"postconditions": [
-        {"id": "cites-source", "mode": "render-attested", "facet": "funding", "predicate": null,
-         "source": "Postcondition: every funding event cites a corroborating source."}
-    ]})
-}
-
-fn brief_canonicalizer() -> Value {
-    json!({
-        "fields": [{"path": "brief", "material": true,
-                    "text": {"collapse_whitespace": true, "case_insensitive": false},
-                    "number": null, "collection": null}],
-        "default_material": true,
-        "facets": [{"facet": "brief", "paths": ["brief"]}]
-    })
 }
 
 /// The five session purposes of the smallest project, in session order.

@@ -33,3 +33,4 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_reactor"))
 }
 pub mod fake_provider;
+pub mod smallest;
