@@ -1167,12 +1167,13 @@ pub fn normalize_text(s: &JsString, text: Option<TextRule>) -> JsString {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::format::address::NULL_ADDRESS;
     use crate::format::json::parse_str;
 
-    fn spec_41() -> CanonicalizerSpec {
+    /// The spec of RUNTIME.md §4.1 (shared with the postcondition tests).
+    pub(crate) fn spec_41() -> CanonicalizerSpec {
         CanonicalizerSpec::from_value(
             &parse_str(
                 r#"{
@@ -1195,7 +1196,8 @@ mod tests {
         .unwrap()
     }
 
-    const TRUTH_48: &str = r#"{
+    /// The `truth.json` of RUNTIME.md §4.8.
+    pub(crate) const TRUTH_48: &str = r#"{
   "checked_at": "2026-06-02T18:00:00.000Z",
   "prices": [
     {"vendor": "  Acme   Corp ", "price": 10.004, "checked_at": "2026-06-02T17:59:01.000Z",

@@ -1947,37 +1947,11 @@ mod tests {
 
     // ---- facts --------------------------------------------------------------------------------
 
-    fn price_watch() -> CompiledCanonicalizer {
-        compile_node(
-            &CanonicalizerSpec::from_value(
-                &parse_str(
-                    r#"{"node":"price-watch","fields":[
-    {"path": "prices", "material": true, "collection": "set"},
-    {"path": "prices.vendor", "material": true,
-     "text": {"collapse_whitespace": true, "case_insensitive": true}},
-    {"path": "prices.price", "material": true, "number": {"quantum": 0.01}},
-    {"path": "prices.checked_at", "material": false},
-    {"path": "prices.source", "material": false},
-    {"path": "checked_at", "material": false}
-  ],"default_material":true,"facets":[{"facet":"prices","paths":["prices"]}]}"#,
-                )
-                .unwrap(),
-            )
-            .unwrap(),
-        )
-        .unwrap()
-    }
+    use crate::core::canonicalizer::tests::{TRUTH_48, spec_41};
 
-    const TRUTH_48: &str = r#"{
-  "checked_at": "2026-06-02T18:00:00.000Z",
-  "prices": [
-    {"vendor": "  Acme   Corp ", "price": 10.004, "checked_at": "2026-06-02T17:59:01.000Z",
-     "source": "https://acme.example/pricing"},
-    {"vendor": "beta", "price": 7.5, "checked_at": "2026-06-02T17:59:03.000Z",
-     "source": "https://beta.example/p"}
-  ],
-  "notes": "two vendors tracked"
-}"#;
+    fn price_watch() -> CompiledCanonicalizer {
+        compile_node(&spec_41()).unwrap()
+    }
 
     fn facts_of(pairs: &[(&str, Value)]) -> Facts {
         pairs

@@ -387,6 +387,32 @@ proptest! {
     }
 }
 
+/// Writes `bytes` with member `key` of receipt `index` set to `value` into `dir` (beside a copy
+/// of the topology) and runs `reactor-devtools <dir> --describe`.
+fn describe_with_field(
+    dir: &Path,
+    bytes: &[u8],
+    index: usize,
+    key: &str,
+    value: Value,
+) -> std::process::Output {
+    let mut arr = read_ledger(bytes).unwrap().receipts;
+    if let Value::Object(o) = &mut arr[index] {
+        o.insert(key, value);
+    }
+    std::fs::write(
+        dir.join("receipts.json"),
+        reactor::store::ledger::committed_bytes(&arr).unwrap(),
+    )
+    .unwrap();
+    Command::new(bin())
+        .arg("devtools")
+        .arg(dir)
+        .arg("--describe")
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn tampered_field_via_cli_exits_1_and_shape_breaks_are_reported() {
     let Some(c) = compat_dir() else { return };
@@ -394,22 +420,14 @@ fn tampered_field_via_cli_exits_1_and_shape_breaks_are_reported() {
     let bytes = std::fs::read(src.join("receipts.json")).unwrap();
     let d = tempfile::tempdir().unwrap();
     copy_dir(&src.join("compile"), &d.path().join("compile"));
-    // Same-type change: fresh tokens 0 → 1 in receipt 3.
-    let mut arr = read_ledger(&bytes).unwrap().receipts;
-    if let Value::Object(o) = &mut arr[10] {
-        o.insert("contract_fingerprint", Value::str("sha256:tampered"));
-    }
-    std::fs::write(
-        d.path().join("receipts.json"),
-        reactor::store::ledger::committed_bytes(&arr).unwrap(),
-    )
-    .unwrap();
-    let out = Command::new(bin())
-        .arg("devtools")
-        .arg(d.path())
-        .arg("--describe")
-        .output()
-        .unwrap();
+    // Same-type change of one field, hash left stale.
+    let out = describe_with_field(
+        d.path(),
+        &bytes,
+        10,
+        "contract_fingerprint",
+        Value::str("sha256:tampered"),
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -420,21 +438,7 @@ fn tampered_field_via_cli_exits_1_and_shape_breaks_are_reported() {
     );
     assert!(text.contains("content_hash does not match canonical receipt payload"));
     // Shape break: status becomes a number → cannot be projected → exit 1 with the index.
-    let mut arr = read_ledger(&bytes).unwrap().receipts;
-    if let Value::Object(o) = &mut arr[12] {
-        o.insert("status", Value::Number(3.0));
-    }
-    std::fs::write(
-        d.path().join("receipts.json"),
-        reactor::store::ledger::committed_bytes(&arr).unwrap(),
-    )
-    .unwrap();
-    let out = Command::new(bin())
-        .arg("devtools")
-        .arg(d.path())
-        .arg("--describe")
-        .output()
-        .unwrap();
+    let out = describe_with_field(d.path(), &bytes, 12, "status", Value::Number(3.0));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -443,21 +447,7 @@ fn tampered_field_via_cli_exits_1_and_shape_breaks_are_reported() {
         "{err}"
     );
     // Shape break that projection tolerates: prev becomes a number → chain failure, exit 1.
-    let mut arr = read_ledger(&bytes).unwrap().receipts;
-    if let Value::Object(o) = &mut arr[12] {
-        o.insert("prev", Value::Number(7.0));
-    }
-    std::fs::write(
-        d.path().join("receipts.json"),
-        reactor::store::ledger::committed_bytes(&arr).unwrap(),
-    )
-    .unwrap();
-    let out = Command::new(bin())
-        .arg("devtools")
-        .arg(d.path())
-        .arg("--describe")
-        .output()
-        .unwrap();
+    let out = describe_with_field(d.path(), &bytes, 12, "prev", Value::Number(7.0));
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
