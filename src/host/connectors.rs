@@ -64,17 +64,17 @@ pub enum FetchError {
     Failed(String),
 }
 
-/// Percent-encodes everything but unreserved characters (RFC 3986).
+/// Every byte but RFC 3986 unreserved characters (`A-Z a-z 0-9 - _ . ~`).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Percent-encodes the UTF-8 bytes of `s` except unreserved characters (RFC 3986 §2.3), with
+/// upper-case hex digits: `2026-06-02T18:00:00.000Z` → `2026-06-02T18%3A00%3A00.000Z`.
 pub fn url_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(s, NOT_UNRESERVED).to_string()
 }
 
 fn expand_env(value: &str) -> String {
@@ -388,5 +388,15 @@ mod tests {
             url_encode("2026-06-02T18:00:00.000Z"),
             "2026-06-02T18%3A00%3A00.000Z"
         );
+    }
+    #[test]
+    fn url_encode_keeps_only_unreserved_characters() {
+        assert_eq!(url_encode("aZ09-_.~"), "aZ09-_.~");
+        assert_eq!(
+            url_encode("a b/c?d=e&f+g%h#"),
+            "a%20b%2Fc%3Fd%3De%26f%2Bg%25h%23"
+        );
+        assert_eq!(url_encode("été\u{0}\u{7f}"), "%C3%A9t%C3%A9%00%7F");
+        assert_eq!(url_encode(""), "");
     }
 }

@@ -2,16 +2,13 @@
 //!
 //! The library parses the text (YAML 1.2 core schema with `strict_booleans`, so `yes`/`no` stay
 //! strings; duplicate keys are errors; alias expansion is budgeted) and serde hands every node to
-//! [`YamlNode`] together with its line and column. `reactor.yml` validation then walks the tree
-//! with full key paths (see [`crate::host::config`]).
+//! [`YamlNode`] together with its line and column and its resolved tag. `reactor.yml` validation
+//! then walks the tree with full key paths (see [`crate::host::config`]).
 //!
-//! Two things the library accepts are refused here because they have no JSON meaning
-//! (HOST.md §4.3): explicit tags (`!foo x`, `!!str 5`) and non-finite numbers (`.inf`, `.nan`,
-//! `1e400`). The library drops tags and turns non-finite floats into the strings `.inf`, `-.inf`
-//! and `.nan` in untyped positions, so both are recognised from the source text at the node's
-//! span: a non-finite number is such a string whose source is not quoted; a tag is a `!` token
-//! right before the node (after an optional anchor), at a place where YAML allows node
-//! properties.
+//! Two things YAML allows are refused here because they have no JSON meaning (HOST.md §4.3):
+//! explicit tags (`!foo x`, `!!str 5`; the library reports each node's tag) and non-finite
+//! numbers (`.inf`, `.nan`, `1e400`; the library refuses them in untyped positions and names
+//! the source text).
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -55,10 +52,9 @@ pub struct YamlNode {
     pub value: YamlValue,
     /// Where the node is used (for an alias: the alias).
     pub pos: Pos,
-    /// Character offset of the node's definition (for an alias: the anchored node).
-    def_offset: usize,
-    /// Character length of the definition's span.
-    def_len: usize,
+    /// The node's explicit tag as the library resolved it (`!foo`, `tag:yaml.org,2002:str`),
+    /// `None` when untagged. [`parse_document`] refuses any tag.
+    tag: Option<String>,
 }
 
 impl YamlNode {
@@ -190,33 +186,17 @@ impl<'de> Deserialize<'de> for YamlValue {
 
 impl<'de> Deserialize<'de> for YamlNode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<YamlNode, D::Error> {
-        let s = serde_saphyr::Spanned::<YamlValue>::deserialize(d)?;
+        let s = serde_saphyr::Spanned::<serde_saphyr::Tagged<YamlValue>>::deserialize(d)?;
+        let serde_saphyr::Tagged(value, tag) = s.value;
         Ok(YamlNode {
-            value: s.value,
+            value,
             pos: Pos {
                 line: s.referenced.line(),
                 column: s.referenced.column(),
             },
-            def_offset: s.defined.span().offset(),
-            def_len: s.defined.span().len(),
+            tag,
         })
     }
-}
-
-/// Removes the library's trailing ` at line L, column C` from a message.
-fn strip_position(msg: &str) -> String {
-    let m = msg.lines().next().unwrap_or("").trim();
-    if let Some(i) = m.rfind(" at line ") {
-        let tail = &m[i + " at line ".len()..];
-        if tail.contains(", column ")
-            && tail
-                .chars()
-                .all(|c| c.is_ascii_digit() || ", column".contains(c))
-        {
-            return m[..i].to_string();
-        }
-    }
-    m.to_string()
 }
 
 /// Parses one YAML document into a located tree (an empty document is `null`).
@@ -232,10 +212,10 @@ pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
             message: format!("the file is larger than {} KiB", MAX_YAML_BYTES / 1024),
         });
     }
-    let options = serde_saphyr::Options {
+    let options = serde_saphyr::options! {
         strict_booleans: true,
         with_snippet: false,
-        ..serde_saphyr::Options::default()
+        non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::Reject,
     };
     let root: YamlNode = serde_saphyr::from_str_with_options(text, options).map_err(|e| {
         let (line, column) = e
@@ -245,159 +225,66 @@ pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
         YamlError {
             line,
             column,
-            message: strip_position(&e.without_snippet().to_string()),
+            message: library_message(&e),
         }
     })?;
-    let source = Source::new(text);
-    check_node(&root, &source)?;
+    refuse_tags(&root)?;
     Ok(root)
 }
 
-/// The document text with a character → byte offset table (the library reports character
-/// offsets).
-struct Source<'a> {
-    text: &'a str,
-    char_starts: Vec<usize>,
+/// The library's error as one line without position (the caller adds it). Three messages are
+/// worded here: the library's own end in advice about its API.
+fn library_message(e: &serde_saphyr::Error) -> String {
+    use serde_saphyr::{DefaultMessageFormatter, Error, MessageFormatter};
+    let mut e = e;
+    while let Error::AliasError { error, .. } | Error::WithSnippet { error, .. } = e {
+        e = error;
+    }
+    let message = match e {
+        Error::NonFiniteFloat { value, .. } => format!(
+            "non-finite number '{}' (JSON numbers must be finite)",
+            clip(value, 40)
+        ),
+        Error::DuplicateMappingKey { key: Some(k), .. } => {
+            format!("duplicate mapping key: {}", clip(k, 60))
+        }
+        Error::DuplicateMappingKey { key: None, .. } => "duplicate mapping key".to_string(),
+        Error::MultipleDocuments { .. } => {
+            "multiple YAML documents detected (expected one)".to_string()
+        }
+        other => DefaultMessageFormatter.format_message(other).into_owned(),
+    };
+    clip(message.lines().next().unwrap_or("").trim(), 300)
 }
 
-impl<'a> Source<'a> {
-    fn new(text: &'a str) -> Source<'a> {
-        let mut char_starts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-        char_starts.push(text.len());
-        Source { text, char_starts }
-    }
-
-    fn byte(&self, char_offset: usize) -> usize {
-        self.char_starts
-            .get(char_offset)
-            .copied()
-            .unwrap_or(self.text.len())
-    }
-
-    /// The source text of a node's definition span.
-    fn span_text(&self, node: &YamlNode) -> &'a str {
-        let a = self.byte(node.def_offset);
-        let b = self.byte(node.def_offset + node.def_len);
-        self.text.get(a..b.max(a)).unwrap_or("")
-    }
-
-    /// The text before a node's definition.
-    fn before(&self, node: &YamlNode) -> &'a str {
-        let a = self.byte(node.def_offset);
-        self.text.get(..a).unwrap_or("")
-    }
-}
-
-fn check_node(node: &YamlNode, src: &Source<'_>) -> Result<(), YamlError> {
-    let collection = matches!(node.value, YamlValue::Seq(_) | YamlValue::Map(_));
-    if let Some(tag) = tag_before(src.before(node), collection) {
+/// Refuses the first tagged node in document order, at the node's position.
+fn refuse_tags(node: &YamlNode) -> Result<(), YamlError> {
+    if let Some(tag) = &node.tag {
         return Err(YamlError {
             line: node.pos.line,
             column: node.pos.column,
-            message: format!("YAML tags are not supported ('{}')", clip(&tag, 40)),
+            message: format!(
+                "YAML tags are not supported ('{}')",
+                clip(&tag_spelling(tag), 40)
+            ),
         });
     }
     match &node.value {
-        YamlValue::Str(s) if matches!(s.as_str(), ".inf" | "-.inf" | ".nan") => {
-            let raw = src.span_text(node).trim_start();
-            let quoted = raw.starts_with('"')
-                || raw.starts_with('\'')
-                || raw.starts_with('|')
-                || raw.starts_with('>');
-            if !quoted && !raw.is_empty() {
-                return Err(YamlError {
-                    line: node.pos.line,
-                    column: node.pos.column,
-                    message: format!(
-                        "non-finite number '{}' (JSON numbers must be finite)",
-                        clip(raw, 40)
-                    ),
-                });
-            }
-        }
-        YamlValue::Seq(items) => {
-            for i in items {
-                check_node(i, src)?;
-            }
-        }
-        YamlValue::Map(entries) => {
-            for (k, v) in entries {
-                check_node(k, src)?;
-                check_node(v, src)?;
-            }
-        }
-        _ => {}
+        YamlValue::Seq(items) => items.iter().try_for_each(refuse_tags),
+        YamlValue::Map(entries) => entries.iter().try_for_each(|(k, v)| {
+            refuse_tags(k)?;
+            refuse_tags(v)
+        }),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
-/// Strips a `#` comment (a `#` at the start or after whitespace) from one line.
-fn strip_comment(line: &str) -> &str {
-    let b = line.as_bytes();
-    for i in 0..b.len() {
-        if b[i] == b'#' && (i == 0 || b[i - 1] == b' ' || b[i - 1] == b'\t') {
-            return &line[..i];
-        }
+/// A resolved tag in its usual short spelling: the YAML core namespace is written `!!`.
+fn tag_spelling(tag: &str) -> String {
+    match tag.strip_prefix("tag:yaml.org,2002:") {
+        Some(core) => format!("!!{core}"),
+        None => tag.to_string(),
     }
-    line
-}
-
-/// The tag written right before a node, if any (see the module documentation). Only a block
-/// collection can carry its properties on the line before its first entry.
-fn tag_before(before: &str, collection: bool) -> Option<String> {
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let prefix = &before[line_start..];
-    if let Some(t) = tag_at_end(prefix) {
-        return Some(t);
-    }
-    // A block collection starts on the line after its properties (`key: !tag` + newline).
-    let rest = prefix.trim_start_matches([' ', '\t', '-']);
-    if collection && rest.is_empty() && line_start > 0 {
-        let mut lines = before[..line_start - 1].rsplit('\n');
-        for line in lines.by_ref() {
-            let code = strip_comment(line);
-            if code.trim().is_empty() {
-                continue;
-            }
-            return tag_at_end(code);
-        }
-    }
-    None
-}
-
-/// A tag token at the end of `text` (after an optional anchor) in a property position.
-fn tag_at_end(text: &str) -> Option<String> {
-    let mut t = text.trim_end_matches([' ', '\t']);
-    for _ in 0..2 {
-        let start = t.rfind([' ', '\t', '[', '{', ',']).map_or(0, |i| i + 1);
-        let token = &t[start..];
-        if token.is_empty() {
-            return None;
-        }
-        let mut context = t[..start].trim_end_matches([' ', '\t']);
-        // An anchor may also come before the tag (`&a !t x`).
-        let ctx_start = context
-            .rfind([' ', '\t', '[', '{', ','])
-            .map_or(0, |i| i + 1);
-        if context[ctx_start..].starts_with('&') {
-            context = context[..ctx_start].trim_end_matches([' ', '\t']);
-        }
-        let property_position = context.is_empty()
-            || context.ends_with([':', '-', '?', '[', '{', ','])
-            || context.ends_with("---");
-        if token.starts_with('!') {
-            // Tag characters never include a double quote or a closing bracket.
-            let plausible = !token.contains(['"', ']', '}']) && !token.ends_with('\'');
-            return (property_position && plausible).then(|| token.to_string());
-        }
-        if token.starts_with('&') {
-            // An anchor: the tag, if any, is the token before it.
-            t = context;
-            continue;
-        }
-        return None;
-    }
-    None
 }
 
 /// Converts a node to a JSON value (HOST.md §4.3): mappings with string keys become objects,
@@ -473,6 +360,15 @@ mod tests {
         assert_eq!(e.line, 3);
         let e = err("a: b: c\n");
         assert_eq!((e.line, e.column), (1, 5));
+        // Messages carry no advice about the library's API.
+        assert_eq!(err("a: 1\na: 2\n").message, "duplicate mapping key: a");
+        assert_eq!(
+            err("a: 1\n---\nb: 2\n").message,
+            "multiple YAML documents detected (expected one)"
+        );
+        let e = err("a: *nope\n");
+        assert_eq!((e.line, e.column), (1, 4));
+        assert!(e.message.contains("unknown anchor"), "{e:?}");
     }
 
     #[test]
@@ -485,6 +381,10 @@ mod tests {
             ("a: !t\n  b: 1\n", 2),
             ("a:\n  - !t x\n", 2),
             ("!t\nb: 1\n", 2),
+            ("a: !<tag:yaml.org,2002:str> x\n", 1),
+            ("a: !!float 0.5\n", 1),
+            ("a: [x, &y !!int 1]\nb: *y\n", 1),
+            ("? !k a\n: b\n", 1),
         ] {
             let e = err(text);
             assert!(
@@ -493,6 +393,24 @@ mod tests {
             );
             assert_eq!(e.line, line, "{text:?}");
         }
+        // The message spells the tag as written for the core namespace and local tags, and
+        // gives the resolved form for a `%TAG` handle.
+        assert_eq!(
+            err("a: !!str 5\n").message,
+            "YAML tags are not supported ('!!str')"
+        );
+        assert_eq!(
+            err("a: !<tag:yaml.org,2002:str> x\n").message,
+            "YAML tags are not supported ('!!str')"
+        );
+        assert_eq!(
+            err("a:\n  b: !custom x\n").to_string(),
+            "2:14: YAML tags are not supported ('!custom')"
+        );
+        assert_eq!(
+            err("%TAG !e! tag:example.com,2000:\n---\na: !e!foo x\n").message,
+            "YAML tags are not supported ('tag:example.com,2000:foo')"
+        );
         // Exclamation marks inside values are not tags.
         for ok in [
             "a: foo !bar\nb: 1\n",
@@ -525,12 +443,18 @@ mod tests {
             assert!(e.message.contains("non-finite number"), "{text:?}: {e:?}");
             assert_eq!((e.line, e.column), (1, col), "{text:?}");
         }
-        let n = parse_document("a: \".inf\"\nb: '.nan'\n").unwrap();
+        assert_eq!(
+            err("a: 1e400\n").message,
+            "non-finite number '1e400' (JSON numbers must be finite)"
+        );
+        let n = parse_document("a: \".inf\"\nb: '.nan'\nc: -.nan\n").unwrap();
         let YamlValue::Map(m) = &n.value else {
             panic!()
         };
         assert_eq!(m[0].1.value, YamlValue::Str(".inf".into()));
         assert_eq!(m[1].1.value, YamlValue::Str(".nan".into()));
+        // YAML 1.2's core schema has no signed NaN: `-.nan` is plain text.
+        assert_eq!(m[2].1.value, YamlValue::Str("-.nan".into()));
     }
 
     #[test]

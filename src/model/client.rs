@@ -163,17 +163,14 @@ fn fmt_bytes(n: u64) -> String {
     }
 }
 
-/// Makes a purpose usable as a header value: bytes outside printable ASCII are percent-encoded.
+/// Bytes a header value cannot carry as they are: controls (C0 and DEL) and `%` itself
+/// (non-ASCII bytes are always encoded).
+const HEADER_UNSAFE: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
+
+/// Makes a purpose usable as a header value: bytes outside printable ASCII, and `%`, are
+/// percent-encoded (`render:é` → `render:%C3%A9`).
 fn header_safe(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if (0x20..0x7f).contains(&b) && b != b'%' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(value, HEADER_UNSAFE).to_string()
 }
 
 /// The outcome of one attempt.
@@ -599,6 +596,7 @@ mod tests {
         assert_eq!(header_safe("render:price-watch"), "render:price-watch");
         assert_eq!(header_safe("render:é\n"), "render:%C3%A9%0A");
         assert_eq!(header_safe("a%b"), "a%25b");
+        assert_eq!(header_safe("\t x\u{7f}~"), "%09 x%7F~");
     }
 
     #[test]
