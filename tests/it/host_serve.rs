@@ -16,7 +16,7 @@ use crate::support::{bin, shared_dir};
 
 const CANARY: &str = "sk-test-0123456789abcdef-canary";
 
-fn quickstart() -> Option<PathBuf> {
+pub(crate) fn quickstart() -> Option<PathBuf> {
     let d = shared_dir().join("contracts/quickstart");
     if d.is_dir() {
         return Some(d);
@@ -46,7 +46,7 @@ fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     Some(d)
 }
 
-fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
+pub(crate) fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     vec![
         fake::chat_json(&json!({
             "nodes": [
@@ -89,7 +89,7 @@ fn finish() -> Entry {
 }
 
 /// One render of each node: the inbox folds `items`, the digest writes a line.
-fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
+pub(crate) fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
     vec![
         write_truth(json!({"items": items})).when_purpose("render:inbox"),
         finish().when_purpose("render:inbox"),
@@ -109,11 +109,11 @@ fn cmd(project: &Path) -> Command {
 }
 
 /// A `reactor serve` child; its stdout lines arrive on a channel. Killed on drop.
-struct Serve {
+pub(crate) struct Serve {
     child: Child,
     lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-    base: Option<String>,
+    pub(crate) seen: Vec<String>,
+    pub(crate) base: Option<String>,
 }
 
 impl Serve {
@@ -123,6 +123,12 @@ impl Serve {
         if http {
             c.args(["--http", "0"]);
         }
+        Serve::spawn(c, http)
+    }
+
+    /// Spawns a prepared `reactor … serve` command and waits for `host booted` (and, with
+    /// `http`, reads the bound address into `base`).
+    pub(crate) fn spawn(mut c: Command, http: bool) -> Serve {
         let mut child = c
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -190,7 +196,7 @@ impl Serve {
         s
     }
 
-    fn sigterm_and_wait(&mut self) -> i32 {
+    pub(crate) fn sigterm_and_wait(&mut self) -> i32 {
         let st = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -217,7 +223,7 @@ impl Drop for Serve {
     }
 }
 
-fn http(method: &str, url: &str, body: Option<&str>) -> (u16, Value) {
+pub(crate) fn http(method: &str, url: &str, body: Option<&str>) -> (u16, Value) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()

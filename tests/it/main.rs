@@ -11,6 +11,7 @@ mod core_invariants;
 mod crash;
 mod daemon;
 mod devtools;
+mod dist;
 mod fixtures;
 mod host_cli;
 mod host_compile;
