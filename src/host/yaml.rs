@@ -232,8 +232,9 @@ pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
     Ok(root)
 }
 
-/// The library's error as one line without position (the caller adds it). Three messages are
-/// worded here: the library's own end in advice about its API.
+/// The library's error as one line without position (the caller adds it). Three are worded
+/// here: a non-finite number (in JSON terms), and a duplicate key and several documents, whose
+/// library wording ends in advice about the library's own API.
 fn library_message(e: &serde_saphyr::Error) -> String {
     use serde_saphyr::{DefaultMessageFormatter, Error, MessageFormatter};
     let mut e = e;
