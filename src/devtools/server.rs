@@ -21,7 +21,7 @@ use crate::replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, open_state_dir, project_receipt,
 };
 use crate::replay::snapshot::{
-    ReplaySession, ReplaySnapshot, build_session, label_of, snapshot_from_session,
+    LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session,
 };
 use crate::replay::worldmodel::read_node_world_model;
 
@@ -112,8 +112,8 @@ impl Live {
     }
 
     fn label(&self) -> impl Fn(&str) -> String + '_ {
-        let use_labels = !self.opened.labels.is_empty();
-        move |id: &str| label_of(&self.opened.labels, use_labels, id)
+        let labels = LabelMap::new(&self.opened.labels, !self.opened.labels.is_empty());
+        move |id: &str| labels.label(id)
     }
 
     fn summary_event(&self) -> SseEvent {
@@ -402,8 +402,7 @@ fn poll_once(shared: &Shared) {
         }
     }
     if live.opened.topology.is_none() {
-        let knows = |n: &str| live.session.chains.iter().any(|c| c.node == n);
-        if projected.iter().any(|p| !knows(&p.node)) {
+        if projected.iter().any(|p| !live.session.has_chain(&p.node)) {
             reset(&mut live, "a new node appeared (node-only fallback)");
             return;
         }
@@ -615,12 +614,8 @@ pub fn run_cli(
     let nodes = match &opened.topology {
         Some(t) => t.nodes.len(),
         None => {
-            let mut seen: Vec<&str> = Vec::new();
-            for p in &opened.projected {
-                if !seen.contains(&p.node.as_str()) {
-                    seen.push(&p.node);
-                }
-            }
+            let seen: std::collections::HashSet<&str> =
+                opened.projected.iter().map(|p| p.node.as_str()).collect();
             seen.len()
         }
     };

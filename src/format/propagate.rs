@@ -1,19 +1,30 @@
 //! Moved facets (FORMATS.md §9) and propagation targets with diamond single-wake (§10): pure
 //! functions shared by the reconciler and the replay viewer.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::format::receipt::Fingerprints;
 use crate::format::topology::Edge;
 
 /// Facets of `current` that moved relative to `prior` (the node's previous receipt's map), in
 /// `current`'s order: a facet moved iff there is no prior, the prior lacks it, or the tokens
 /// differ. Disappeared facets are not reported.
+/// Linear in both maps (the prior map is indexed once; its first entry per facet counts, as
+/// [`Fingerprints::get`] finds it).
 pub fn moved_facets(current: &Fingerprints, prior: Option<&Fingerprints>) -> Vec<String> {
+    let prior: Option<HashMap<&str, &str>> = prior.map(|p| {
+        let mut m = HashMap::with_capacity(p.0.len());
+        for (k, v) in &p.0 {
+            m.entry(k.as_str()).or_insert(v.as_str());
+        }
+        m
+    });
     current
         .0
         .iter()
-        .filter(|(k, v)| match prior {
+        .filter(|(k, v)| match &prior {
             None => true,
-            Some(p) => p.get(k) != Some(v.as_str()),
+            Some(p) => p.get(k.as_str()) != Some(&v.as_str()),
         })
         .map(|(k, _)| k.clone())
         .collect()
@@ -23,10 +34,11 @@ pub fn moved_facets(current: &Fingerprints, prior: Option<&Fingerprints>) -> Vec
 /// order whose producer matches and whose facet is **exactly** one of `moved` (no `@atomic`
 /// fallback).
 pub fn lit_edges(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<usize> {
+    let moved: HashSet<&str> = moved.iter().map(String::as_str).collect();
     edges
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.producer == producer && moved.contains(&e.facet))
+        .filter(|(_, e)| e.producer == producer && moved.contains(e.facet.as_str()))
         .map(|(i, _)| i)
         .collect()
 }
@@ -34,14 +46,13 @@ pub fn lit_edges(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<usize>
 /// Distinct subscribers woken by a rendered receipt of `producer` that moved `moved`, ordered by
 /// each subscriber's first qualifying edge (diamond single-wake).
 pub fn propagation_targets(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for i in lit_edges(edges, producer, moved) {
-        let s = &edges[i].subscriber;
-        if !out.contains(s) {
-            out.push(s.clone());
-        }
-    }
-    out
+    let mut seen: HashSet<&str> = HashSet::new();
+    lit_edges(edges, producer, moved)
+        .into_iter()
+        .map(|i| &edges[i].subscriber)
+        .filter(|s| seen.insert(s.as_str()))
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]

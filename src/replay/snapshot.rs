@@ -1,7 +1,7 @@
 //! The replay snapshot (VIEWER.md §4): one frame per receipt, the cost rollup, and the chain
 //! verdict — a pure function of an opened state directory, extendable as the ledger grows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -225,6 +225,7 @@ pub struct ReplaySession {
     out_edges: HashMap<String, Vec<usize>>,
     has_topology: bool,
     topology_nodes: Vec<String>,
+    topology_node_set: HashSet<String>,
     last_fp: HashMap<String, Fingerprints>,
     chain_index: HashMap<String, usize>,
     /// Per-node chains in first-seen order.
@@ -245,13 +246,15 @@ impl ReplaySession {
         for (i, e) in edges.iter().enumerate() {
             out_edges.entry(e.producer.clone()).or_default().push(i);
         }
+        let topology_nodes: Vec<String> = topology
+            .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
+            .unwrap_or_default();
         ReplaySession {
             edges,
             out_edges,
             has_topology: topology.is_some(),
-            topology_nodes: topology
-                .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
-                .unwrap_or_default(),
+            topology_node_set: topology_nodes.iter().cloned().collect(),
+            topology_nodes,
             last_fp: HashMap::new(),
             chain_index: HashMap::new(),
             chains: Vec::new(),
@@ -276,23 +279,25 @@ impl ReplaySession {
         let (edges_to_light, woken) =
             if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
                 // Only the producer's own edges can light (FORMATS.md §10), in topology order.
+                // Sets keep a frame linear in its producer's edges and moved facets.
+                let moved_set: HashSet<&str> = moved.iter().map(String::as_str).collect();
                 let lit: Vec<EdgeView> = self
                     .out_edges
                     .get(&p.node)
                     .map(|ix| {
                         ix.iter()
                             .map(|&i| &self.edges[i])
-                            .filter(|e| moved.contains(&e.facet))
+                            .filter(|e| moved_set.contains(e.facet.as_str()))
                             .map(EdgeView::from)
                             .collect()
                     })
                     .unwrap_or_default();
-                let mut woken: Vec<String> = Vec::new();
-                for e in &lit {
-                    if !woken.contains(&e.subscriber) {
-                        woken.push(e.subscriber.clone());
-                    }
-                }
+                let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
+                let woken: Vec<String> = lit
+                    .iter()
+                    .filter(|e| seen.insert(e.subscriber.as_str()))
+                    .map(|e| e.subscriber.clone())
+                    .collect();
                 (lit, woken)
             } else {
                 (Vec::new(), Vec::new())
@@ -345,6 +350,11 @@ impl ReplaySession {
         });
     }
 
+    /// True when some frame so far belongs to `node`.
+    pub fn has_chain(&self, node: &str) -> bool {
+        self.chain_index.contains_key(node)
+    }
+
     /// Per-node chains in report order: topology nodes in topology order (only those with
     /// frames), then every other node in first-seen order. The flag says whether the node is
     /// off-topology (only possible with a topology).
@@ -357,7 +367,7 @@ impl ReplaySession {
                 }
             }
             for c in &self.chains {
-                if !self.topology_nodes.contains(&c.node) {
+                if !self.topology_node_set.contains(&c.node) {
                     out.push((c, true));
                 }
             }
@@ -390,8 +400,38 @@ impl ReplaySession {
     }
 }
 
+/// `label(id)` for many ids (VIEWER.md §5.1): `labels.json` indexed once (the first entry of
+/// an id wins, as in [`label_of`]), so labelling every node and frame stays linear.
+#[derive(Clone, Debug)]
+pub struct LabelMap<'a> {
+    map: Option<HashMap<&'a str, &'a str>>,
+}
+
+impl<'a> LabelMap<'a> {
+    /// Indexes `labels` when they are in use.
+    pub fn new(labels: &'a [(String, String)], use_labels: bool) -> LabelMap<'a> {
+        let map = use_labels.then(|| {
+            let mut m = HashMap::with_capacity(labels.len());
+            for (k, v) in labels {
+                m.entry(k.as_str()).or_insert(v.as_str());
+            }
+            m
+        });
+        LabelMap { map }
+    }
+
+    /// The label of `id`: its non-empty `labels.json` value, else its short name.
+    pub fn label(&self, id: &str) -> String {
+        match self.map.as_ref().and_then(|m| m.get(id)) {
+            Some(l) if !l.is_empty() => l.to_string(),
+            _ => short_name(id).to_string(),
+        }
+    }
+}
+
 /// `label(id)` (VIEWER.md §5.1): the labels.json value when labels are in use and non-empty,
-/// otherwise the short name (the text after the first `.`, or the whole id).
+/// otherwise the short name (the text after the first `.`, or the whole id). O(labels): use a
+/// [`LabelMap`] to label many ids.
 pub fn label_of(labels: &[(String, String)], use_labels: bool, id: &str) -> String {
     if use_labels
         && let Some((_, l)) = labels.iter().find(|(k, _)| k == id)
@@ -425,17 +465,20 @@ pub fn build_session(opened: &OpenedStateDir) -> ReplaySession {
 
 /// Assembles the snapshot from a session.
 pub fn snapshot_from_session(opened: &OpenedStateDir, session: &ReplaySession) -> ReplaySnapshot {
-    let use_labels = !opened.labels.is_empty();
-    let label = |id: &str| label_of(&opened.labels, use_labels, id);
+    let labels = LabelMap::new(&opened.labels, !opened.labels.is_empty());
+    let label = |id: &str| labels.label(id);
     let (nodes, edges, entry_points, acyclic) = match &opened.topology {
         Some(t) => (
-            t.nodes
-                .iter()
-                .map(|n| NodeView {
-                    id: n.node.clone(),
-                    is_entry_point: t.entry_points.contains(&n.node),
-                })
-                .collect(),
+            {
+                let entry: HashSet<&str> = t.entry_points.iter().map(String::as_str).collect();
+                t.nodes
+                    .iter()
+                    .map(|n| NodeView {
+                        id: n.node.clone(),
+                        is_entry_point: entry.contains(n.node.as_str()),
+                    })
+                    .collect()
+            },
             t.edges.iter().map(EdgeView::from).collect(),
             t.entry_points.clone(),
             t.acyclic,

@@ -368,8 +368,9 @@ pub fn verify_for_write(receipts: &[Value]) -> Result<HashMap<String, Receipt>, 
         *slot = (verdict.content_hash, index);
     }
     let mut last = HashMap::with_capacity(chains.len());
-    for (_, (_, index)) in chains {
-        let r = Receipt::from_value(&receipts[index])
+    for (_, (hash, index)) in chains {
+        // A verified receipt's stored content_hash is its recomputed address.
+        let r = Receipt::from_value_hashed(&receipts[index], hash.unwrap_or_default())
             .map_err(|problem| LedgerError::BadElement { index, problem })?;
         last.insert(r.node.clone(), r);
     }

@@ -14,9 +14,9 @@ use serde_json::{Value, json};
 use crate::support::fake_provider::{self as fake, Entry, FakeProvider};
 use crate::support::{bin, shared_dir};
 
-const CANARY: &str = "sk-test-0123456789abcdef-canary";
+pub(crate) const CANARY: &str = "sk-test-0123456789abcdef-canary";
 
-fn quickstart() -> Option<PathBuf> {
+pub(crate) fn quickstart() -> Option<PathBuf> {
     let d = shared_dir().join("contracts/quickstart");
     if d.is_dir() {
         return Some(d);
@@ -29,7 +29,7 @@ fn quickstart() -> Option<PathBuf> {
 }
 
 /// A temporary project with the quickstart contracts and a reactor.yml pointing at the fake.
-fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
+pub(crate) fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     let src = quickstart()?;
     let d = tempfile::tempdir().unwrap();
     for f in ["inbox.prose.md", "digest.prose.md"] {
@@ -46,7 +46,7 @@ fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     Some(d)
 }
 
-fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
+pub(crate) fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     vec![
         fake::chat_json(&json!({
             "nodes": [
@@ -74,14 +74,14 @@ fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     ]
 }
 
-fn write_truth(truth: Value) -> Entry {
+pub(crate) fn write_truth(truth: Value) -> Entry {
     fake::chat_tool_calls(&[(
         "ws_write",
         json!({"path": "truth.json", "content": truth.to_string(), "encoding": null}),
     )])
 }
 
-fn finish() -> Entry {
+pub(crate) fn finish() -> Entry {
     fake::chat_tool_calls(&[(
         "finish",
         json!({"status": "done", "reason": null, "semantic_diff": {"summary": "updated", "notes": null}}),
@@ -89,7 +89,7 @@ fn finish() -> Entry {
 }
 
 /// One render of each node: the inbox folds `items`, the digest writes a line.
-fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
+pub(crate) fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
     vec![
         write_truth(json!({"items": items})).when_purpose("render:inbox"),
         finish().when_purpose("render:inbox"),
@@ -98,7 +98,7 @@ fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
     ]
 }
 
-fn cmd(project: &Path) -> Command {
+pub(crate) fn cmd(project: &Path) -> Command {
     let mut c = Command::new(bin());
     c.arg("--project")
         .arg(project)
@@ -109,15 +109,15 @@ fn cmd(project: &Path) -> Command {
 }
 
 /// A `reactor serve` child; its stdout lines arrive on a channel. Killed on drop.
-struct Serve {
-    child: Child,
+pub(crate) struct Serve {
+    pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-    base: Option<String>,
+    pub(crate) seen: Vec<String>,
+    pub(crate) base: Option<String>,
 }
 
 impl Serve {
-    fn start(project: &Path, http: bool) -> Serve {
+    pub(crate) fn start(project: &Path, http: bool) -> Serve {
         let mut c = cmd(project);
         c.arg("serve").args(["--poll-interval", "600000"]);
         if http {
@@ -161,7 +161,7 @@ impl Serve {
         s
     }
 
-    fn wait_for(&mut self, needle: &str) -> bool {
+    pub(crate) fn wait_for(&mut self, needle: &str) -> bool {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(60) {
             if self.seen.iter().any(|l| l.contains(needle)) {
@@ -180,7 +180,7 @@ impl Serve {
         false
     }
 
-    fn stderr(&mut self) -> String {
+    pub(crate) fn stderr(&mut self) -> String {
         let mut s = String::new();
         if let Ok(Some(_)) = self.child.try_wait()
             && let Some(mut e) = self.child.stderr.take()
@@ -190,7 +190,7 @@ impl Serve {
         s
     }
 
-    fn sigterm_and_wait(&mut self) -> i32 {
+    pub(crate) fn sigterm_and_wait(&mut self) -> i32 {
         let st = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -217,7 +217,7 @@ impl Drop for Serve {
     }
 }
 
-fn http(method: &str, url: &str, body: Option<&str>) -> (u16, Value) {
+pub(crate) fn http(method: &str, url: &str, body: Option<&str>) -> (u16, Value) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()

@@ -17,5 +17,6 @@ mod host_compile;
 mod host_serve;
 mod http_layer;
 mod model_providers;
+mod reader_growth;
 mod render_loop;
 mod simple_formats;
