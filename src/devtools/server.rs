@@ -401,11 +401,10 @@ fn poll_once(shared: &Shared) {
             Err(_) => return, // keep the last good snapshot; retry later
         }
     }
-    if live.opened.topology.is_none() {
-        if projected.iter().any(|p| !live.session.has_chain(&p.node)) {
-            reset(&mut live, "a new node appeared (node-only fallback)");
-            return;
-        }
+    if live.opened.topology.is_none() && projected.iter().any(|p| !live.session.has_chain(&p.node))
+    {
+        reset(&mut live, "a new node appeared (node-only fallback)");
+        return;
     }
     let hashes = crate::replay::open::recompute_all(&new);
     let mut events = Vec::with_capacity(new.len() + 1);
