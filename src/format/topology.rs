@@ -403,4 +403,60 @@ mod tests {
             Some(vec![("a".into(), "ca".into()), ("z".into(), "cz".into())])
         );
     }
+
+    /// Hostile input: many duplicate ids and malformed entries. The reader keeps the first
+    /// entry of each id in file order (the quadratic scan it replaced, as the reference), skips
+    /// the malformed ones, and its index answers like the lists.
+    #[test]
+    fn duplicates_and_junk_at_scale() {
+        let mut nodes = Vec::new();
+        for i in 0..20_000 {
+            nodes.push(format!(
+                r#"{{"node":"n{}","wake_source":"{}"}}"#,
+                i % 5_000,
+                if i < 5_000 { "input" } else { "self" }
+            ));
+            nodes.push(r#"{"node":7}"#.to_string());
+            nodes.push("null".to_string());
+        }
+        let edges: Vec<String> = (0..5_000)
+            .map(|i| {
+                format!(
+                    r#"{{"producer":"n0","subscriber":"n{i}","facet":"f{}"}}"#,
+                    i % 3
+                )
+            })
+            .chain([r#"{"producer":"n0"}"#.to_string(), "[]".to_string()])
+            .collect();
+        let text = format!(
+            r#"{{"nodes":[{}],"edges":[{}],"entry_points":["n0",3]}}"#,
+            nodes.join(","),
+            edges.join(",")
+        );
+        let t = unwrap_topology(&parse_str(&text).unwrap())
+            .unwrap()
+            .topology;
+        assert_eq!(t.nodes.len(), 5_000);
+        assert!(
+            t.nodes
+                .iter()
+                .all(|n| n.wake_source == Some(WakeSource::Input))
+        );
+        assert_eq!(t.nodes[4_999].node, "n4999");
+        assert_eq!(t.edges.len(), 5_000);
+        assert_eq!(t.entry_points, vec!["n0".to_string()]);
+        let ix = t.index();
+        assert!(ix.has_node("n42") && !ix.has_node("n5000"));
+        assert!(ix.is_entry_point("n0") && !ix.is_entry_point("n1"));
+        assert_eq!(ix.consumed_facets("n0"), vec!["f0", "f1", "f2"]);
+        assert_eq!(ix.outbound("n0").count(), 5_000);
+        assert_eq!(
+            ix.inbound("n7")
+                .map(|e| e.facet.as_str())
+                .collect::<Vec<_>>(),
+            ["f1"]
+        );
+        assert_eq!(ix.node("n9").unwrap().node, "n9");
+        assert!(ix.node("zz").is_none());
+    }
 }

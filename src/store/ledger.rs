@@ -967,4 +967,50 @@ mod tests {
         ));
         assert_eq!(std::fs::read(&p).unwrap(), bytes);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// Hostile bytes: any mutation of a sound ledger (bytes flipped, cut, NUL-padded,
+        /// spliced) is either opened (and then verifies) or refused with the file left
+        /// byte-identical; never a panic, never a half-repaired file.
+        #[test]
+        fn any_mutation_is_opened_or_refused_untouched(
+            edits in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 0..6),
+            cut in proptest::option::of(0usize..4096),
+            nul in 0usize..32,
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("receipts.json");
+            {
+                let (mut l, _) = Ledger::open(d.path()).unwrap();
+                for (i, n) in ["a", "b", "a", "c", "a"].iter().enumerate() {
+                    l.append(receipt(n, &i.to_string())).unwrap();
+                }
+            }
+            let mut bytes = std::fs::read(&p).unwrap();
+            for (at, b) in &edits {
+                let at = at % bytes.len();
+                bytes[at] = *b;
+            }
+            if let Some(c) = cut {
+                bytes.truncate(c % (bytes.len() + 1));
+            }
+            bytes.extend(std::iter::repeat_n(0u8, nul));
+            std::fs::write(&p, &bytes).unwrap();
+            match Ledger::open(d.path()) {
+                Ok((l, _)) => {
+                    let now = std::fs::read(&p).unwrap();
+                    let read = read_ledger(&now).unwrap();
+                    proptest::prop_assert!(is_committed_form(&now, &read));
+                    proptest::prop_assert_eq!(read.receipts.len(), l.len());
+                    proptest::prop_assert!(verify_for_write(&read.receipts).is_ok());
+                }
+                Err(e) => {
+                    proptest::prop_assert!(e.is_content_error(), "{e}");
+                    proptest::prop_assert_eq!(std::fs::read(&p).unwrap(), bytes);
+                }
+            }
+        }
+    }
 }

@@ -196,6 +196,11 @@ impl Serve {
             .status()
             .unwrap();
         assert!(st.success());
+        self.wait_exit()
+    }
+
+    /// Waits (at most 30 s) for the process to exit; its exit code.
+    pub(crate) fn wait_exit(&mut self) -> i32 {
         let t = Instant::now();
         loop {
             if let Some(st) = self.child.try_wait().unwrap() {
