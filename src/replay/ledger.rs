@@ -422,4 +422,50 @@ mod tests {
                 .is_none()
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Hostile bytes on a file nobody writes: the snapshot reader gives exactly the verdict
+        /// of the byte parser (same receipts, or the same error), and never panics.
+        #[test]
+        fn quiescent_files_read_as_their_bytes(
+            base in proptest::sample::select(vec![
+                &b"[]\n"[..],
+                b"[{\"a\":1},{\"b\":[2,3]},\"x\"]\n",
+                b"  [ {\"a\" : 1} , 2 ]  \n",
+                b"",
+            ]),
+            edits in proptest::collection::vec((0usize..64, proptest::prelude::any::<u8>()), 0..4),
+            cut in proptest::option::of(0usize..64),
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
+        ) {
+            let mut bytes = base.to_vec();
+            for (at, b) in &edits {
+                if !bytes.is_empty() {
+                    let at = at % bytes.len();
+                    bytes[at] = *b;
+                }
+            }
+            if let Some(c) = cut {
+                bytes.truncate(c % (bytes.len() + 1));
+            }
+            bytes.extend(&tail);
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("receipts.json");
+            std::fs::write(&p, &bytes).unwrap();
+            let expected = read_ledger(&bytes);
+            match (read_ledger_file(&p), expected) {
+                (Ok(s), Ok(r)) => {
+                    proptest::prop_assert_eq!(s.receipts, r.receipts);
+                    proptest::prop_assert_eq!(s.torn, r.torn);
+                    proptest::prop_assert_eq!(s.len, bytes.len() as u64);
+                }
+                (Err(LedgerReadError::Content(a)), Err(b)) => {
+                    proptest::prop_assert_eq!(a.to_string(), b.to_string())
+                }
+                (got, want) => proptest::prop_assert!(false, "{got:?} vs {want:?}"),
+            }
+        }
+    }
 }

@@ -9,6 +9,8 @@
 //! REACTOR_GROWTH_RUNS=200 cargo test --release --test it reader_growth -- --nocapture
 //! ```
 //!
+//! (`REACTOR_GROWTH_PAUSE_MS` sets the writer's pause between arrivals, default 100 ms.)
+//!
 //! A second test drives the library reader directly against the ledger writer (thousands of
 //! reads, no process start-up in between).
 
@@ -25,6 +27,16 @@ use crate::support::fake_provider::FakeProvider;
 
 /// Runs of each reader in the normal suite.
 const SUITE_RUNS: usize = 12;
+
+/// The writer's pause between arrivals (`REACTOR_GROWTH_PAUSE_MS`, default 100 ms).
+fn writer_pause() -> Duration {
+    Duration::from_millis(
+        std::env::var("REACTOR_GROWTH_PAUSE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100),
+    )
+}
 
 fn runs() -> usize {
     std::env::var("REACTOR_GROWTH_RUNS")
@@ -161,6 +173,7 @@ fn readers_never_cry_wolf_next_to_a_growing_ledger() {
     let stop = AtomicBool::new(false);
     let triggers = AtomicUsize::new(0);
     let url = format!("{base}/trigger/inbox");
+    let pause = writer_pause();
     let (elapsed, torn_notes, false_verdicts) = std::thread::scope(|sc| {
         // The writer: one new arrival per trigger (an ingress receipt and two renders, each a
         // world-model commit), then two repeats of that arrival (one memo-skipped receipt
@@ -185,7 +198,7 @@ fn readers_never_cry_wolf_next_to_a_growing_ledger() {
                 // Each arrival rewrites the whole ingress inbox (FORMATS.md §14.7), and every
                 // reader reads the whole ledger and `receipts verify` hashes the whole store: a
                 // pause keeps both growing steadily rather than without bound.
-                std::thread::sleep(Duration::from_millis(100));
+                std::thread::sleep(pause);
             }
         });
         let started = Instant::now();
@@ -230,9 +243,15 @@ fn readers_never_cry_wolf_next_to_a_growing_ledger() {
         triggers.load(Ordering::SeqCst),
         false_verdicts.len()
     );
+    let mut by_reader: Vec<(&str, usize)> = readers.iter().map(|r| (r.name, 0)).collect();
+    for v in &false_verdicts {
+        for (name, n) in by_reader.iter_mut() {
+            *n += usize::from(v.split(": exit").next().is_some_and(|h| h.ends_with(*name)));
+        }
+    }
     assert!(
         false_verdicts.is_empty(),
-        "{} false verdicts; first: {}",
+        "{} false verdicts ({by_reader:?}); first: {}",
         false_verdicts.len(),
         false_verdicts[0]
     );
