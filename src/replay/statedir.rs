@@ -33,6 +33,22 @@ pub enum TopologyReadError {
     InvalidJson(ParseError),
 }
 
+/// A file's bytes; `Ok(None)` when it (or a directory on its path) does not exist.
+fn read_if_present(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads `compile/topology.json` (envelope or flat, FORMATS.md §15.1). `Ok(None)` when absent
 /// or of no recognised shape. Linear in the file's size.
 ///
@@ -41,22 +57,12 @@ pub fn read_topology(state_dir: &Path) -> Result<Option<TopologyFile>, TopologyR
     let path = state_dir
         .join(layout::COMPILE_DIR)
         .join(layout::TOPOLOGY_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => {
-            return Err(TopologyReadError::Io {
-                path: path.display().to_string(),
-                source: e,
-            });
-        }
+    let Some(bytes) = read_if_present(&path).map_err(|e| TopologyReadError::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?
+    else {
+        return Ok(None);
     };
     let v = json::parse(&bytes).map_err(TopologyReadError::InvalidJson)?;
     Ok(unwrap_topology(&v))
@@ -114,16 +120,9 @@ pub fn read_manifest(state_dir: &Path) -> ManifestRead {
     let path = state_dir
         .join(layout::COMPILE_DIR)
         .join(layout::MANIFEST_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return ManifestRead::Absent;
-        }
+    let bytes = match read_if_present(&path) {
+        Ok(Some(b)) => b,
+        Ok(None) => return ManifestRead::Absent,
         Err(e) => return ManifestRead::Unreadable(e.to_string()),
     };
     let v = match json::parse(&bytes) {

@@ -74,6 +74,31 @@ pub(crate) fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     ]
 }
 
+/// A quickstart project whose compile answers are scripted (no inbox postconditions).
+pub(crate) fn compiled_project(fake: &FakeProvider) -> Option<tempfile::TempDir> {
+    let proj = project(fake, "")?;
+    for e in compile_entries(json!({"postconditions": []})) {
+        fake.push(e);
+    }
+    Some(proj)
+}
+
+/// Waits (at most 30 s) until a request with this `X-Reactor-Purpose` reached the fake.
+pub(crate) fn wait_for_purpose(fake: &FakeProvider, purpose: &str) {
+    let start = Instant::now();
+    while !fake
+        .requests()
+        .iter()
+        .any(|r| r.header("x-reactor-purpose") == Some(purpose))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no {purpose} request"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 pub(crate) fn write_truth(truth: Value) -> Entry {
     fake::chat_tool_calls(&[(
         "ws_write",
@@ -609,15 +634,7 @@ fn sigterm_during_a_slow_render_commits_then_exits_0() {
     let url = format!("{}/trigger/inbox", serve.base.clone().unwrap());
     let t = std::thread::spawn(move || http("POST", &url, Some(r#"{"id":"s","body":"slow"}"#)));
     // Wait until the slow render request reached the fake, then stop the daemon.
-    let start = Instant::now();
-    while !fake
-        .requests()
-        .iter()
-        .any(|r| r.header("x-reactor-purpose") == Some("render:inbox"))
-    {
-        assert!(start.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_purpose(&fake, "render:inbox");
     assert_eq!(serve.sigterm_and_wait(), 0);
     let (s, v) = t.join().unwrap();
     assert_eq!(s, 200, "{v}");

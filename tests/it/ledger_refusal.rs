@@ -5,11 +5,13 @@
 //! on every exit the daemon controls, the second-signal exit included.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::host_serve::{Serve, cmd, compile_entries, project, render_entries, write_truth};
+use crate::host_serve::{
+    Serve, cmd, compiled_project, render_entries, wait_for_purpose, write_truth,
+};
 use crate::support::fake_provider::FakeProvider;
 use reactor::format::json::Value;
 use reactor::store::ledger::{committed_bytes, read_ledger};
@@ -78,12 +80,9 @@ fn ledger_values(state: &Path) -> Vec<Value> {
 #[test]
 fn writers_refuse_a_ledger_that_fails_verification() {
     let fake = FakeProvider::start();
-    let Some(proj) = project(&fake, "") else {
+    let Some(proj) = compiled_project(&fake) else {
         return;
     };
-    for e in compile_entries(json!({"postconditions": []})) {
-        fake.push(e);
-    }
     for k in 1..=2 {
         for e in render_entries(json!([{ "id": format!("i{k}") }]), &format!("{k} items")) {
             fake.push(e);
@@ -175,12 +174,9 @@ fn writers_refuse_a_ledger_that_fails_verification() {
 #[test]
 fn writers_refuse_blank_and_corrupt_ledgers_untouched() {
     let fake = FakeProvider::start();
-    let Some(proj) = project(&fake, "") else {
+    let Some(proj) = compiled_project(&fake) else {
         return;
     };
-    for e in compile_entries(json!({"postconditions": []})) {
-        fake.push(e);
-    }
     let out = cmd(proj.path()).args(["compile"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let state = proj.path().join(".reactor");
@@ -227,12 +223,9 @@ fn writers_refuse_blank_and_corrupt_ledgers_untouched() {
 #[test]
 fn serve_json_is_removed_on_a_second_signal() {
     let fake = FakeProvider::start();
-    let Some(proj) = project(&fake, "") else {
+    let Some(proj) = compiled_project(&fake) else {
         return;
     };
-    for e in compile_entries(json!({"postconditions": []})) {
-        fake.push(e);
-    }
     // The inbox render hangs long enough for two signals.
     fake.push(
         write_truth(json!({"items": [{"id": "s"}]}))
@@ -247,15 +240,7 @@ fn serve_json_is_removed_on_a_second_signal() {
     std::thread::spawn(move || {
         let _ = ureq::post(&url).send(r#"{"id":"s"}"#);
     });
-    let start = Instant::now();
-    while !fake
-        .requests()
-        .iter()
-        .any(|r| r.header("x-reactor-purpose") == Some("render:inbox"))
-    {
-        assert!(start.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_purpose(&fake, "render:inbox");
     let pid = serve.child.id().to_string();
     let kill = || {
         let st = std::process::Command::new("kill")

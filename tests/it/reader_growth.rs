@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::host_serve::{Serve, cmd, compile_entries, http, project, render_entries};
+use crate::host_serve::{Serve, cmd, compiled_project, http, render_entries};
 use crate::support::bin;
 use crate::support::fake_provider::FakeProvider;
 
@@ -103,12 +103,9 @@ struct Reader {
 #[test]
 fn readers_never_cry_wolf_next_to_a_growing_ledger() {
     let fake = FakeProvider::start();
-    let Some(proj) = project(&fake, "") else {
+    let Some(proj) = compiled_project(&fake) else {
         return;
     };
-    for e in compile_entries(json!({"postconditions": []})) {
-        fake.push(e);
-    }
     for e in render_entries(json!([{"id": "item-0"}]), "item 0") {
         fake.push(e);
     }
