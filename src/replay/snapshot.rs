@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use crate::format::json::{NonFinite, Value};
-use crate::format::propagate::moved_facets;
+use crate::format::propagate::{SMALL, moved_facets};
 use crate::format::receipt::{ChainState, Fingerprints, Status, WakeSource};
 use crate::format::topology::{Edge, Topology};
 use crate::replay::open::{BeatsMap, OpenedStateDir, ProjectedReceipt};
@@ -279,25 +279,40 @@ impl ReplaySession {
         let (edges_to_light, woken) =
             if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
                 // Only the producer's own edges can light (FORMATS.md §10), in topology order.
-                // Sets keep a frame linear in its producer's edges and moved facets.
-                let moved_set: HashSet<&str> = moved.iter().map(String::as_str).collect();
+                // Past a few entries, sets keep a frame linear in its producer's edges and
+                // moved facets.
+                let moved_set: Option<HashSet<&str>> =
+                    (moved.len() > SMALL).then(|| moved.iter().map(String::as_str).collect());
+                let is_moved = |f: &str| match &moved_set {
+                    Some(set) => set.contains(f),
+                    None => moved.iter().any(|m| m == f),
+                };
                 let lit: Vec<EdgeView> = self
                     .out_edges
                     .get(&p.node)
                     .map(|ix| {
                         ix.iter()
                             .map(|&i| &self.edges[i])
-                            .filter(|e| moved_set.contains(e.facet.as_str()))
+                            .filter(|e| is_moved(&e.facet))
                             .map(EdgeView::from)
                             .collect()
                     })
                     .unwrap_or_default();
-                let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
-                let woken: Vec<String> = lit
-                    .iter()
-                    .filter(|e| seen.insert(e.subscriber.as_str()))
-                    .map(|e| e.subscriber.clone())
-                    .collect();
+                let woken: Vec<String> = if lit.len() <= SMALL {
+                    let mut woken: Vec<String> = Vec::new();
+                    for e in &lit {
+                        if !woken.contains(&e.subscriber) {
+                            woken.push(e.subscriber.clone());
+                        }
+                    }
+                    woken
+                } else {
+                    let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
+                    lit.iter()
+                        .filter(|e| seen.insert(e.subscriber.as_str()))
+                        .map(|e| e.subscriber.clone())
+                        .collect()
+                };
                 (lit, woken)
             } else {
                 (Vec::new(), Vec::new())
@@ -521,4 +536,95 @@ pub fn build_snapshot(opened: &OpenedStateDir) -> ReplaySnapshot {
 /// `version_for_frame` (VIEWER.md §7): the frame's `atomicVersion`.
 pub fn version_for_frame(frame: &ReceiptFrame) -> &str {
     &frame.atomic_version
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::topology::TopologyNode;
+
+    fn projected(node: &str, facets: &[(&str, &str)]) -> ProjectedReceipt {
+        ProjectedReceipt {
+            node: node.into(),
+            status: Status::Rendered,
+            wake_source: WakeSource::Input,
+            fingerprints: Fingerprints(
+                facets
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            fresh: 1,
+            reused: 0,
+            surprise_cause: WakeSource::Input,
+        }
+    }
+
+    /// A wide fan-out (past the small-set threshold) lights every edge of a moved facet and
+    /// wakes each subscriber once, in first-edge order; nodes outside the topology report last.
+    #[test]
+    fn wide_fan_out_wakes_each_subscriber_once() {
+        let mut t = Topology {
+            acyclic: true,
+            ..Default::default()
+        };
+        t.nodes.push(TopologyNode {
+            node: "P".into(),
+            contract_fingerprint: None,
+            wake_source: None,
+        });
+        for f in ["a", "b"] {
+            for s in (0..12).rev() {
+                t.edges.push(Edge::new("P", &format!("s{s:02}"), f));
+            }
+        }
+        for s in 0..12 {
+            t.nodes.push(TopologyNode {
+                node: format!("s{s:02}"),
+                contract_fingerprint: None,
+                wake_source: None,
+            });
+        }
+        let mut session = ReplaySession::new(Some(&t), 0.0, 0.0);
+        let raw = Value::Null;
+        let h: Result<String, NonFinite> = Ok("h".into());
+        session.push(
+            &raw,
+            &projected("P", &[("@atomic", "1"), ("a", "1"), ("b", "1")]),
+            &h,
+        );
+        let f = &session.frames[0];
+        assert_eq!(f.edges_to_light.len(), 24);
+        assert_eq!(f.woken_subscribers.len(), 12);
+        assert_eq!(f.woken_subscribers[0], "s11");
+        assert_eq!(f.woken_subscribers[11], "s00");
+        // Only `b` moves: its 12 edges light.
+        session.push(
+            &raw,
+            &projected("P", &[("@atomic", "2"), ("a", "1"), ("b", "2")]),
+            &h,
+        );
+        let f = &session.frames[1];
+        assert_eq!(f.moved_facets, vec!["@atomic", "b"]);
+        assert!(f.edges_to_light.iter().all(|e| e.facet == "b"));
+        assert_eq!(f.woken_subscribers.len(), 12);
+        session.push(&raw, &projected("ghost", &[("@atomic", "1")]), &h);
+        session.push(&raw, &projected("s03", &[("@atomic", "1")]), &h);
+        let order: Vec<(&str, bool)> = session
+            .chains_in_report_order()
+            .into_iter()
+            .map(|(c, off)| (c.node.as_str(), off))
+            .collect();
+        assert_eq!(order, vec![("P", false), ("s03", false), ("ghost", true)]);
+        assert!(session.has_chain("ghost") && !session.has_chain("s04"));
+        let labels = vec![
+            ("P".to_string(), "Producer".to_string()),
+            ("s03".into(), String::new()),
+        ];
+        let map = LabelMap::new(&labels, true);
+        assert_eq!(map.label("P"), "Producer");
+        assert_eq!(map.label("s03"), "s03");
+        assert_eq!(map.label("x.y"), "y");
+        assert_eq!(LabelMap::new(&labels, false).label("P"), "P");
+    }
 }
