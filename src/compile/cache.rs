@@ -259,7 +259,8 @@ pub fn write_cache(
     fsync_dir(&nodes_dir).map_err(werr(&nodes_dir))?;
     // After the commit point: drop node files the manifest does not list (best effort; readers
     // ignore them anyway).
-    let listed: Vec<String> = ir.nodes.iter().map(|n| node_file_name(&n.id)).collect();
+    let listed: std::collections::HashSet<String> =
+        ir.nodes.iter().map(|n| node_file_name(&n.id)).collect();
     if let Ok(entries) = fs::read_dir(&nodes_dir) {
         let mut removed = false;
         for entry in entries.flatten() {
@@ -267,7 +268,7 @@ pub fn write_cache(
                 .file_type()
                 .is_ok_and(|t| t.is_file() || t.is_symlink());
             let name = entry.file_name();
-            if is_file && !listed.iter().any(|l| name.to_str() == Some(l.as_str())) {
+            if is_file && !name.to_str().is_some_and(|n| listed.contains(n)) {
                 removed |= fs::remove_file(entry.path()).is_ok();
             }
         }
@@ -611,23 +612,36 @@ fn relower(
             topology.edges.len()
         )));
     }
+    // Indexed once (first entry wins, as a scan would find it): the checks stay linear.
+    let node_ids: std::collections::HashSet<&str> =
+        topology.nodes.iter().map(|n| n.node.as_str()).collect();
     for (node, _) in &manifest.artifacts {
-        if !topology.has_node(node) {
+        if !node_ids.contains(node.as_str()) {
             return Err(invalid(format!(
                 "the manifest lists a compile file for '{node}', which is not a topology node"
             )));
         }
     }
+    let mut fingerprint_of: std::collections::HashMap<&str, &str> =
+        std::collections::HashMap::with_capacity(fingerprints.len());
+    for (k, f) in &fingerprints {
+        fingerprint_of.entry(k.as_str()).or_insert(f.as_str());
+    }
+    let mut artifact_of: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(manifest.artifacts.len());
+    for (i, (k, _)) in manifest.artifacts.iter().enumerate() {
+        artifact_of.entry(k.as_str()).or_insert(i);
+    }
     let mut nodes = Vec::with_capacity(topology.nodes.len());
     for tn in &topology.nodes {
         let id = tn.node.as_str();
-        let Some(fp) = fingerprints.iter().find(|(k, _)| k == id).map(|(_, f)| f) else {
+        let Some(fp) = fingerprint_of.get(id).copied() else {
             return Err(invalid(format!("node '{id}' has no contract fingerprint")));
         };
         let Some(wake_source) = tn.wake_source else {
             return Err(invalid(format!("node '{id}' has no valid wake_source")));
         };
-        let Some(i) = manifest.artifacts.iter().position(|(k, _)| k == id) else {
+        let Some(&i) = artifact_of.get(id) else {
             return Err(invalid(format!(
                 "node '{id}' has no compile file in the manifest"
             )));

@@ -169,6 +169,8 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
             edges.push(Edge::new(&ingress_node(g), g, "@atomic"));
         }
     }
+    let entry_points: HashSet<&str> = t.entry_points.iter().map(String::as_str).collect();
+    let mut facets_of: HashMap<&str, HashSet<String>> = HashMap::new();
     let mut phantoms = HashSet::new();
     for e in &edges {
         if !node_set.contains(e.subscriber.as_str()) {
@@ -178,7 +180,9 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
             });
         }
         if node_set.contains(e.producer.as_str()) {
-            let facets = ir.nodes[&e.producer].rules.facets();
+            let facets = facets_of
+                .entry(e.producer.as_str())
+                .or_insert_with(|| ir.nodes[&e.producer].rules.facets().into_iter().collect());
             if e.facet != "@atomic" && !facets.contains(&e.facet) {
                 return Err(MountError::UnknownFacet {
                     producer: e.producer.clone(),
@@ -188,10 +192,10 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
             }
         } else {
             let ok = match mode {
-                IngressMode::Host => t
-                    .entry_points
-                    .iter()
-                    .any(|g| ingress_node(g) == e.producer && *g == e.subscriber),
+                IngressMode::Host => {
+                    entry_points.contains(e.subscriber.as_str())
+                        && ingress_node(&e.subscriber) == e.producer
+                }
                 IngressMode::AsWritten => true,
             };
             if !ok {
@@ -206,6 +210,7 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
     let mut inbound: HashMap<String, Vec<usize>> = HashMap::new();
     let mut subscribers: HashMap<String, Vec<String>> = HashMap::new();
     let mut out_edges: HashMap<String, Vec<Edge>> = HashMap::new();
+    let mut pairs: HashSet<(&str, &str)> = HashSet::with_capacity(edges.len());
     for (i, e) in edges.iter().enumerate() {
         inbound.entry(e.subscriber.clone()).or_default().push(i);
         out_edges
@@ -213,7 +218,7 @@ pub fn mount(ir: &Ir, mode: IngressMode) -> Result<Mounted, MountError> {
             .or_default()
             .push(e.clone());
         let subs = subscribers.entry(e.producer.clone()).or_default();
-        if !subs.contains(&e.subscriber) {
+        if pairs.insert((e.producer.as_str(), e.subscriber.as_str())) {
             subs.push(e.subscriber.clone());
         }
     }

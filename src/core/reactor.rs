@@ -218,11 +218,12 @@ impl Reactor {
         crate::store::fsutil::create_dir_all_durable(state_dir)
             .map_err(|e| CoreError::Store(format!("cannot create {}: {e}", state_dir.display())))?;
         crate::store::fsutil::remove_temporaries(state_dir);
+        // The ledger first: a ledger the writer refuses leaves the state dir as it was.
+        let (mut ledger, notes) = Ledger::open(state_dir)?;
         if !state_dir.join("registry.json").exists() {
             crate::store::fsutil::write_atomic(&state_dir.join("registry.json"), b"{}\n")
                 .map_err(|e| CoreError::Store(e.to_string()))?;
         }
-        let (mut ledger, notes) = Ledger::open(state_dir)?;
         ledger.set_policy(options.sync);
         let registry = Registry::read(state_dir)?;
         let store = WorldModelStore::new(state_dir).with_durability(match options.sync {

@@ -16,14 +16,14 @@ use crate::http::{
     BindError, Request, Response, Router, SecondSignal, Server, ServerConfig, SseConfig, SseEvent,
     SseHub, StaticAssets, install_stop_signals,
 };
+use crate::replay::ledger::{LedgerReadError, read_growth, read_ledger_file};
 use crate::replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, open_state_dir, project_receipt,
 };
 use crate::replay::snapshot::{
-    ReplaySession, ReplaySnapshot, build_session, label_of, snapshot_from_session,
+    LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session,
 };
 use crate::replay::worldmodel::read_node_world_model;
-use crate::store::ledger::{read_ledger, read_ledger_tail};
 
 static ASSETS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/assets");
 
@@ -112,8 +112,8 @@ impl Live {
     }
 
     fn label(&self) -> impl Fn(&str) -> String + '_ {
-        let use_labels = !self.opened.labels.is_empty();
-        move |id: &str| label_of(&self.opened.labels, use_labels, id)
+        let labels = LabelMap::new(&self.opened.labels, !self.opened.labels.is_empty());
+        move |id: &str| labels.label(id)
     }
 
     fn summary_event(&self) -> SseEvent {
@@ -356,45 +356,43 @@ fn poll_once(shared: &Shared) {
     let known = live.opened.raw.len();
     let same_inode = now[0].map(|s| s.2) == live.stamps[0].map(|s| s.2);
     let grew = now[0].map(|s| s.0).unwrap_or(0) >= live.stamps[0].map(|s| s.0).unwrap_or(0);
-    let (new, end): (Vec<Value>, usize) = if same_inode && grew && now[0].is_some() && known > 0 {
-        // Appended in place: parse only the bytes after the known complete prefix.
-        use std::io::{Read, Seek, SeekFrom};
-        let mut tail = Vec::new();
-        let ok = std::fs::File::open(root.join("receipts.json"))
-            .and_then(|mut f| {
-                f.seek(SeekFrom::Start(live.opened.end_of_complete as u64))?;
-                f.read_to_end(&mut tail)
-            })
-            .is_ok();
-        if !ok {
-            return;
+    let path = root.join(crate::format::layout::RECEIPTS_FILE);
+    let growing = same_inode && grew && now[0].is_some() && known > 0;
+    let (new, end): (Vec<Value>, usize) = match live.opened.ledger_identity {
+        Some(identity) if growing => {
+            // Appended in place: parse only the bytes after the known complete prefix, up to
+            // one snapshot length (the one reader, replay::ledger).
+            match read_growth(&path, identity, live.opened.end_of_complete, true) {
+                Ok(Some(g)) => (g.receipts, g.end_of_complete),
+                // Replaced or gone since: the next poll sees the new file.
+                Ok(None) => return,
+                Err(LedgerReadError::Content(_)) => {
+                    reset(&mut live, "receipts.json was rewritten");
+                    return;
+                }
+                Err(LedgerReadError::Io { .. }) => return,
+            }
         }
-        match read_ledger_tail(&tail, true) {
-            Ok((new, consumed, _torn)) => (new, live.opened.end_of_complete + consumed),
-            Err(_) => {
+        _ => {
+            // Replaced or shrunk (the reference rewrites the whole file): re-read and check that
+            // the known receipts are still a prefix.
+            let Ok(read) = read_ledger_file(&path) else {
+                return;
+            };
+            if read.receipts.len() < known {
                 reset(&mut live, "receipts.json was rewritten");
                 return;
             }
+            let hashes = crate::replay::open::recompute_all(&read.receipts[..known]);
+            if hashes != live.opened.recomputed {
+                reset(&mut live, "receipts.json was rewritten");
+                return;
+            }
+            live.opened.ledger_identity = read.identity;
+            let end = read.end_of_complete;
+            let mut all = read.receipts;
+            (all.split_off(known), end)
         }
-    } else {
-        // Replaced or shrunk (the reference rewrites the whole file): re-read and check that the
-        // known receipts are still a prefix.
-        let Ok(bytes) = std::fs::read(root.join("receipts.json")) else {
-            return;
-        };
-        let Ok(read) = read_ledger(&bytes) else {
-            return;
-        };
-        if read.receipts.len() < known {
-            reset(&mut live, "receipts.json was rewritten");
-            return;
-        }
-        let hashes = crate::replay::open::recompute_all(&read.receipts[..known]);
-        if hashes != live.opened.recomputed {
-            reset(&mut live, "receipts.json was rewritten");
-            return;
-        }
-        (read.receipts[known..].to_vec(), read.end_of_complete)
     };
     let mut projected = Vec::with_capacity(new.len());
     for v in &new {
@@ -403,12 +401,10 @@ fn poll_once(shared: &Shared) {
             Err(_) => return, // keep the last good snapshot; retry later
         }
     }
-    if live.opened.topology.is_none() {
-        let knows = |n: &str| live.session.chains.iter().any(|c| c.node == n);
-        if projected.iter().any(|p| !knows(&p.node)) {
-            reset(&mut live, "a new node appeared (node-only fallback)");
-            return;
-        }
+    if live.opened.topology.is_none() && projected.iter().any(|p| !live.session.has_chain(&p.node))
+    {
+        reset(&mut live, "a new node appeared (node-only fallback)");
+        return;
     }
     let hashes = crate::replay::open::recompute_all(&new);
     let mut events = Vec::with_capacity(new.len() + 1);
@@ -617,12 +613,8 @@ pub fn run_cli(
     let nodes = match &opened.topology {
         Some(t) => t.nodes.len(),
         None => {
-            let mut seen: Vec<&str> = Vec::new();
-            for p in &opened.projected {
-                if !seen.contains(&p.node.as_str()) {
-                    seen.push(&p.node);
-                }
-            }
+            let seen: std::collections::HashSet<&str> =
+                opened.projected.iter().map(|p| p.node.as_str()).collect();
             seen.len()
         }
     };

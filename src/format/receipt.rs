@@ -319,6 +319,14 @@ impl Receipt {
     ///
     /// Errors: a one-line description of the first problem.
     pub fn from_value(v: &Value) -> Result<Receipt, String> {
+        let content_hash = recompute_content_hash(v)
+            .map_err(|e| format!("receipt cannot be canonicalized: {e}"))?;
+        Receipt::from_value_hashed(v, content_hash)
+    }
+
+    /// [`Receipt::from_value`] when the caller already recomputed the value's content address
+    /// (`content_hash`, from [`recompute_content_hash`]): saves hashing the receipt twice.
+    pub fn from_value_hashed(v: &Value, content_hash: String) -> Result<Receipt, String> {
         let o = v.as_object().ok_or("receipt must be an object")?;
         let s = |k: &str| -> Result<String, String> {
             o.get(k)
@@ -400,8 +408,6 @@ impl Receipt {
                 .and_then(WakeSource::parse)
                 .unwrap_or(source),
         };
-        let content_hash = recompute_content_hash(v)
-            .map_err(|e| format!("receipt cannot be canonicalized: {e}"))?;
         Ok(Receipt {
             node,
             contract_fingerprint,

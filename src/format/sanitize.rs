@@ -14,6 +14,21 @@ fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
+/// `s` cut to `max` characters with `…`, on one line.
+pub fn clip(s: &str, max: usize) -> String {
+    let one: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if one.chars().count() <= max {
+        one
+    } else {
+        let mut t: String = one.chars().take(max).collect();
+        t.push('…');
+        t
+    }
+}
+
 /// Replaces every secret in `text` with `[redacted]`:
 /// the exact values in `secrets` (empty values are ignored), `sk-` followed by at least 8
 /// characters of `[A-Za-z0-9_-]`, `AIza` followed by at least 20 such characters, `Bearer `

@@ -1,6 +1,8 @@
 //! Topology types and the tolerant reader / canonical writer of `compile/topology.json`
 //! (FORMATS.md §15.1).
 
+use std::collections::{HashMap, HashSet};
+
 use crate::format::json::{self, Object, Value};
 use crate::format::receipt::WakeSource;
 
@@ -51,9 +53,99 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// True when `id` is a declared node.
+    /// True when `id` is a declared node. O(nodes): for repeated questions build a
+    /// [`TopologyIndex`] once.
     pub fn has_node(&self, id: &str) -> bool {
         self.nodes.iter().any(|n| n.node == id)
+    }
+
+    /// An index for repeated lookups (every reader that asks per node or per edge uses one, so
+    /// that reading a topology stays linear in its size).
+    pub fn index(&self) -> TopologyIndex<'_> {
+        TopologyIndex::new(self)
+    }
+}
+
+/// Lookups over a [`Topology`] built once in O(nodes + edges): node membership and position,
+/// entry points, and per node its inbound edges, its outbound edges and the distinct facets its
+/// outbound edges consume (edge order).
+#[derive(Clone, Debug)]
+pub struct TopologyIndex<'a> {
+    topology: &'a Topology,
+    nodes: HashMap<&'a str, usize>,
+    entry_points: HashSet<&'a str>,
+    inbound: HashMap<&'a str, Vec<usize>>,
+    outbound: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> TopologyIndex<'a> {
+    /// Indexes `topology`.
+    pub fn new(topology: &'a Topology) -> TopologyIndex<'a> {
+        let mut nodes = HashMap::with_capacity(topology.nodes.len());
+        for (i, n) in topology.nodes.iter().enumerate() {
+            nodes.entry(n.node.as_str()).or_insert(i);
+        }
+        let mut inbound: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut outbound: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, e) in topology.edges.iter().enumerate() {
+            inbound.entry(e.subscriber.as_str()).or_default().push(i);
+            outbound.entry(e.producer.as_str()).or_default().push(i);
+        }
+        TopologyIndex {
+            topology,
+            nodes,
+            entry_points: topology.entry_points.iter().map(String::as_str).collect(),
+            inbound,
+            outbound,
+        }
+    }
+
+    /// The indexed topology.
+    pub fn topology(&self) -> &'a Topology {
+        self.topology
+    }
+
+    /// True when `id` is a declared node.
+    pub fn has_node(&self, id: &str) -> bool {
+        self.nodes.contains_key(id)
+    }
+
+    /// The declared node `id`.
+    pub fn node(&self, id: &str) -> Option<&'a TopologyNode> {
+        self.nodes.get(id).map(|&i| &self.topology.nodes[i])
+    }
+
+    /// True when `id` is an entry point.
+    pub fn is_entry_point(&self, id: &str) -> bool {
+        self.entry_points.contains(id)
+    }
+
+    /// The edges into `subscriber`, in edge order.
+    pub fn inbound(&self, subscriber: &str) -> impl Iterator<Item = &'a Edge> + '_ {
+        self.inbound
+            .get(subscriber)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.topology.edges[i])
+    }
+
+    /// The edges out of `producer`, in edge order.
+    pub fn outbound(&self, producer: &str) -> impl Iterator<Item = &'a Edge> + '_ {
+        self.outbound
+            .get(producer)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.topology.edges[i])
+    }
+
+    /// The distinct facets other than `@atomic` that `producer`'s outbound edges consume, in
+    /// edge order.
+    pub fn consumed_facets(&self, producer: &str) -> Vec<String> {
+        let mut seen = HashSet::new();
+        self.outbound(producer)
+            .filter(|e| e.facet != "@atomic" && seen.insert(e.facet.as_str()))
+            .map(|e| e.facet.clone())
+            .collect()
     }
 }
 
@@ -89,6 +181,8 @@ pub fn unwrap_topology(v: &Value) -> Option<TopologyFile> {
         None => (model_of(v)?, false),
     };
     let mut nodes: Vec<TopologyNode> = Vec::new();
+    // Duplicate ids keep the first (rule 4); a set keeps the check linear.
+    let mut seen: HashSet<&str> = HashSet::new();
     for n in model
         .get("nodes")
         .and_then(Value::as_array)
@@ -98,7 +192,7 @@ pub fn unwrap_topology(v: &Value) -> Option<TopologyFile> {
         let Some(id) = n.get("node").and_then(Value::as_str) else {
             continue;
         };
-        if nodes.iter().any(|x| x.node == id) {
+        if !seen.insert(id) {
             continue;
         }
         nodes.push(TopologyNode {
@@ -308,5 +402,61 @@ mod tests {
             back.contract_fingerprints,
             Some(vec![("a".into(), "ca".into()), ("z".into(), "cz".into())])
         );
+    }
+
+    /// Hostile input: many duplicate ids and malformed entries. The reader keeps the first
+    /// entry of each id in file order (the quadratic scan it replaced, as the reference), skips
+    /// the malformed ones, and its index answers like the lists.
+    #[test]
+    fn duplicates_and_junk_at_scale() {
+        let mut nodes = Vec::new();
+        for i in 0..20_000 {
+            nodes.push(format!(
+                r#"{{"node":"n{}","wake_source":"{}"}}"#,
+                i % 5_000,
+                if i < 5_000 { "input" } else { "self" }
+            ));
+            nodes.push(r#"{"node":7}"#.to_string());
+            nodes.push("null".to_string());
+        }
+        let edges: Vec<String> = (0..5_000)
+            .map(|i| {
+                format!(
+                    r#"{{"producer":"n0","subscriber":"n{i}","facet":"f{}"}}"#,
+                    i % 3
+                )
+            })
+            .chain([r#"{"producer":"n0"}"#.to_string(), "[]".to_string()])
+            .collect();
+        let text = format!(
+            r#"{{"nodes":[{}],"edges":[{}],"entry_points":["n0",3]}}"#,
+            nodes.join(","),
+            edges.join(",")
+        );
+        let t = unwrap_topology(&parse_str(&text).unwrap())
+            .unwrap()
+            .topology;
+        assert_eq!(t.nodes.len(), 5_000);
+        assert!(
+            t.nodes
+                .iter()
+                .all(|n| n.wake_source == Some(WakeSource::Input))
+        );
+        assert_eq!(t.nodes[4_999].node, "n4999");
+        assert_eq!(t.edges.len(), 5_000);
+        assert_eq!(t.entry_points, vec!["n0".to_string()]);
+        let ix = t.index();
+        assert!(ix.has_node("n42") && !ix.has_node("n5000"));
+        assert!(ix.is_entry_point("n0") && !ix.is_entry_point("n1"));
+        assert_eq!(ix.consumed_facets("n0"), vec!["f0", "f1", "f2"]);
+        assert_eq!(ix.outbound("n0").count(), 5_000);
+        assert_eq!(
+            ix.inbound("n7")
+                .map(|e| e.facet.as_str())
+                .collect::<Vec<_>>(),
+            ["f1"]
+        );
+        assert_eq!(ix.node("n9").unwrap().node, "n9");
+        assert!(ix.node("zz").is_none());
     }
 }

@@ -163,6 +163,17 @@ pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
     })
 }
 
+/// The writer's check of an existing ledger before it writes anything into the state
+/// directory (FORMATS.md §11.4 step 5 and §7): not an array, blank, corrupt, or a receipt that
+/// fails verification is refused, the file untouched. Nothing is created or repaired here
+/// (that is [`crate::store::ledger::Ledger::open`]'s job once the reactor is mounted).
+///
+/// Errors (state, exit 1): `<state-dir>: receipts.json[<i>] fails verification: <problems>`
+/// (or the reader's message) with the hint `restore the file from a backup or move it aside`.
+pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
+    crate::store::ledger::check_for_write(state_dir).map_err(|e| HostError::ledger(state_dir, &e))
+}
+
 /// How the IR of a reactor was obtained.
 #[derive(Debug)]
 pub enum CompileOutcome {
@@ -214,6 +225,8 @@ pub fn ensure_compiled(
                     ),
                 ));
             }
+            // No model call is paid for on top of a ledger the writer would refuse.
+            check_ledger(&spec.state_dir)?;
             let compiled =
                 crate::compile::compile_project(&set, &settings, client).map_err(|e| {
                     let secrets: Vec<&str> =
@@ -353,7 +366,10 @@ pub fn open_reactor(
             ..ReactorOptions::default()
         },
     )
-    .map_err(|e| HostError::state(e.to_string()))?;
+    .map_err(|e| match e {
+        crate::core::CoreError::Ledger(le) => HostError::ledger(&spec.state_dir, &le),
+        other => HostError::state(other.to_string()),
+    })?;
     for g in &spec.gateways {
         reactor.rebuild_cursor(&g.node, &g.source_id);
     }

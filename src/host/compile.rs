@@ -457,6 +457,8 @@ pub fn compile_reactor(
         // Another writer compiled between the first check and the lock: a hit after all.
         return Ok(CompileReport::cache_hit(spec, multi, key, &loaded));
     }
+    // A writer never works on top of a ledger it would refuse to extend.
+    crate::host::boot::check_ledger(&spec.state_dir)?;
     let secret = api_key.expose_secret().to_string();
     let secrets = [secret.as_str()];
     let client = plan.client(Some(api_key))?;

@@ -42,12 +42,12 @@ use crate::host::config::{CONFIG_FILE, SandboxMode};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
 use crate::host::project::{Project, ReactorSpec, absolute};
-use crate::host::statedir::{self, ManifestRead, Writer};
 use crate::model::prompt::{SKILL_FILE, SKILL_PATH_ENV};
 use crate::model::{
     Message, ModelClient, ModelRequest, PromptSource, ProviderClient, ProviderConfig, Transport,
     keys,
 };
+use crate::replay::statedir::{self, ManifestRead, Writer};
 
 /// `reactor doctor --help`.
 pub const HELP: &str = "reactor doctor — check the environment and the project

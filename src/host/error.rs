@@ -112,6 +112,30 @@ impl HostError {
         self
     }
 
+    /// A ledger problem of the state directory `state_dir`, for readers and writers alike:
+    /// `<state-dir>: <problem>`, and for a problem with the file's content (corrupt, not an
+    /// array, blank, a receipt that fails verification) the hint of FORMATS.md §11.4
+    /// (`restore the file from a backup or move it aside`). Exit 1.
+    pub fn ledger(state_dir: &std::path::Path, e: &crate::store::ledger::LedgerError) -> HostError {
+        let err = HostError::state(format!("{}: {e}", state_dir.display()));
+        if e.is_content_error() {
+            err.with_hint(crate::store::ledger::RESTORE_HINT)
+        } else {
+            err
+        }
+    }
+
+    /// [`HostError::ledger`] for a reader's error ([`crate::replay::ledger::LedgerReadError`]).
+    pub fn ledger_read(
+        state_dir: &std::path::Path,
+        e: &crate::replay::ledger::LedgerReadError,
+    ) -> HostError {
+        match e {
+            crate::replay::ledger::LedgerReadError::Content(c) => HostError::ledger(state_dir, c),
+            io => HostError::state(io.to_string()),
+        }
+    }
+
     /// Sets the `--json` document printed for this error.
     pub fn with_document(mut self, doc: serde_json::Value) -> HostError {
         self.document = Some(Box::new(doc));
@@ -139,23 +163,7 @@ impl HostError {
     }
 }
 
-/// Collapses line breaks so a message prints as one line (HOST.md §3.3).
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut last_space = false;
-    for c in s.chars() {
-        if c == '\n' || c == '\r' {
-            if !last_space {
-                out.push(' ');
-            }
-            last_space = true;
-        } else {
-            out.push(c);
-            last_space = c == ' ';
-        }
-    }
-    out.trim_end().to_string()
-}
+pub use crate::replay::trail::one_line;
 
 impl From<std::io::Error> for HostError {
     fn from(e: std::io::Error) -> Self {

@@ -13,8 +13,9 @@ use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::unknown_node;
 use crate::host::output::{self, Report};
-use crate::host::statedir::{self, VersionFile};
-use crate::host::trail::{Trail, chain_json};
+use crate::host::rollup::CostRollup;
+use crate::replay::statedir::{self, VersionFile};
+use crate::replay::trail::chain_json;
 
 /// `reactor inspect --help`.
 pub const HELP: &str = "reactor inspect — one node in detail
@@ -89,9 +90,9 @@ fn contract_of(t: &TopologyFile, node: &str) -> Option<String> {
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reactor("inspect")?;
     let state_dir = &reactor.state_dir;
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
-    let topo = statedir::read_topology(state_dir)?;
+    let trail = crate::host::logs::read_trail(state_dir)?;
+    let topo = statedir::read_topology(state_dir)
+        .map_err(|e| crate::host::status::topology_error(state_dir, &e))?;
     let node = a.node.as_str();
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
     if !in_topology && !trail.has_node(node) {
@@ -104,8 +105,8 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     }
     let published = statedir::published(state_dir, node);
     let verdict = trail.verify_chain(node);
-    let rollup = trail.rollup(Some(node));
-    let count = trail.entries_of(node).count();
+    let rollup = CostRollup::of_trail(&trail, Some(node));
+    let count = trail.count_of(node);
     let last = trail.entries_of(node).last().cloned();
 
     let (wake, contract, maintains, subs) = match (&topo, in_topology) {
@@ -127,7 +128,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             (
                 wake,
                 contract_of(t, node),
-                statedir::maintains(state_dir, &t.topology, node),
+                statedir::maintains(state_dir, &t.topology.index(), node),
                 subs,
             )
         }

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::output::{self, NODE_WIDTH, Report};
-use crate::host::trail::{Trail, TrailEntry};
+use crate::replay::trail::{Trail, TrailEntry};
 
 /// `reactor logs --help`.
 pub const HELP: &str = "reactor logs — one line per receipt, in ledger order
@@ -52,13 +52,26 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     Ok(a)
 }
 
+/// Reads the ledger of `state_dir` through the one reader ([`Trail::read`]) and prints its
+/// notes (a torn tail, a zero-length file) on stderr. Every offline verb starts here.
+///
+/// Errors (state, exit 1): `<state-dir>: <problem>` with the hint `restore the file from a
+/// backup or move it aside` for a corrupt, blank or non-array ledger; an unreadable file.
+pub fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
+    let trail = Trail::read(state_dir).map_err(|e| HostError::ledger_read(state_dir, &e))?;
+    for n in trail.notes() {
+        output::note(&n);
+    }
+    Ok(trail)
+}
+
 /// True when `node` is a topology node or appears in the ledger.
 pub fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
     if trail.has_node(node) {
         return true;
     }
     matches!(
-        crate::host::statedir::read_topology(state_dir),
+        crate::replay::statedir::read_topology(state_dir),
         Ok(Some(t)) if t.topology.has_node(node)
     )
 }
@@ -113,18 +126,16 @@ pub fn print_listing(
     node: Option<&str>,
     json: bool,
 ) -> Result<ExitCode, HostError> {
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
+    let trail = read_trail(state_dir)?;
     if let Some(n) = node
         && !is_known_node(state_dir, &trail, n)
     {
         return Err(unknown_node(n));
     }
-    let entries: Vec<&TrailEntry> = trail
-        .entries
-        .iter()
-        .filter(|e| node.is_none_or(|n| e.node == n))
-        .collect();
+    let entries: Vec<&TrailEntry> = match node {
+        Some(n) => trail.entries_of(n).collect(),
+        None => trail.entries.iter().collect(),
+    };
     if json {
         output::print_json(&serde_json::json!({
             "receipts": entries.len(),

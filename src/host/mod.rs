@@ -8,7 +8,8 @@
 //!   directory, state directories and reactors (run/trigger/serve build on it).
 //! * Offline verbs (no key, no lock, no network, nothing created or repaired): [`init`],
 //!   [`topology`], [`status`], [`inspect`], [`logs`], [`trace`], [`receipts`], reading through
-//!   [`trail`] (the ledger), [`statedir`] (topology, manifest, writer, world-models) and
+//!   the one reader of [`crate::replay`] ([`crate::replay::trail`] for the ledger,
+//!   [`crate::replay::statedir`] for topology, manifest, writer and world-models), with
 //!   [`rollup`] (the host cost rollup).
 //! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
 //!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
@@ -32,10 +33,8 @@ pub mod receipts;
 pub mod rollup;
 pub mod run;
 pub mod serve;
-pub mod statedir;
 pub mod status;
 pub mod topology;
 pub mod trace;
-pub mod trail;
 pub mod trigger;
 pub mod yaml;

@@ -16,8 +16,7 @@ use crate::host::error::HostError;
 use crate::host::logs;
 use crate::host::output::{self, Report, pair};
 use crate::host::rollup::CostRollup;
-use crate::host::statedir::check_world_models;
-use crate::host::trail::Trail;
+use crate::replay::statedir::check_world_models;
 
 /// `reactor receipts --help`.
 pub const HELP: &str = "reactor receipts — ledger listing, verification and cost
@@ -217,14 +216,13 @@ pub fn write_ledger_body(r: &mut Report, rollup: &CostRollup, rate: Option<&Rate
 }
 
 fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
+    let trail = logs::read_trail(state_dir)?;
     if let Some(n) = &a.node
         && !logs::is_known_node(state_dir, &trail, n)
     {
         return Err(logs::unknown_node(n));
     }
-    let rollup = trail.rollup(a.node.as_deref());
+    let rollup = CostRollup::of_trail(&trail, a.node.as_deref());
     if g.json {
         let mut v = rollup.to_json();
         if let Some(obj) = v.as_object_mut() {
@@ -257,9 +255,8 @@ fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitC
 }
 
 fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
-    let rollup = trail.rollup(None);
+    let trail = logs::read_trail(state_dir)?;
+    let rollup = CostRollup::of_trail(&trail, None);
     let wm = check_world_models(state_dir);
     let mut nodes_json = Vec::new();
     let mut per_node = Vec::new();
@@ -267,7 +264,7 @@ fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, Hos
     for node in trail.nodes() {
         let verdict = trail.verify_chain(node);
         let t = rollup.node(node);
-        let count = trail.entries_of(node).count();
+        let count = trail.count_of(node);
         all_ok &= verdict.ok;
         nodes_json.push(serde_json::json!({
             "node": node,

@@ -109,6 +109,19 @@ impl CostRollup {
         }
     }
 
+    /// The rollup of a trail's receipts, or of one node's (in O(that node's receipts)).
+    pub fn of_trail(trail: &crate::replay::trail::Trail, node: Option<&str>) -> CostRollup {
+        let mut r = CostRollup::new();
+        let mut add = |e: &crate::replay::trail::TrailEntry| {
+            r.add(&e.node, &e.status, &e.surprise_cause, e.fresh, e.reused)
+        };
+        match node {
+            Some(n) => trail.entries_of(n).for_each(&mut add),
+            None => trail.entries.iter().for_each(&mut add),
+        }
+        r
+    }
+
     /// Adds one receipt.
     pub fn add_receipt(&mut self, r: &Receipt) {
         self.add(

@@ -210,15 +210,37 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     }
 }
 
-struct Cleanup {
-    serve_files: Vec<std::path::PathBuf>,
+/// The `serve.json` files this process wrote (HOST.md §7.2). They are removed on every exit the
+/// process controls: a clean stop or an error return (the [`Cleanup`] guard is dropped), and
+/// the forced exit of a second signal (a hook of the signal thread, which runs no destructors).
+/// Writing a file and removing the files both hold the lock, so a forced exit never races a
+/// file being written.
+#[derive(Clone, Default)]
+struct ServeFiles(Arc<Mutex<Vec<std::path::PathBuf>>>);
+
+impl ServeFiles {
+    /// Writes one `serve.json` and records it.
+    fn write(&self, path: std::path::PathBuf, bytes: &[u8]) -> std::io::Result<()> {
+        let mut files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        files.push(path.clone());
+        crate::store::fsutil::write_atomic(&path, bytes)
+    }
+
+    /// Removes every recorded file (best effort) and forgets them.
+    fn remove_all(&self) {
+        let mut files = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for f in files.drain(..) {
+            let _ = std::fs::remove_file(f);
+        }
+    }
 }
+
+/// Removes the `serve.json` files when dropped.
+struct Cleanup(ServeFiles);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        for f in &self.serve_files {
-            let _ = std::fs::remove_file(f);
-        }
+        self.0.remove_all();
     }
 }
 
@@ -243,6 +265,12 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         message: Some("reactor serve — second signal: abandoning in-flight work.".into()),
     })
     .map_err(|e| HostError::internal(format!("cannot install signal handlers: {e}")))?;
+    let serve_files = ServeFiles::default();
+    let cleanup = Cleanup(serve_files.clone());
+    {
+        let files = serve_files.clone();
+        signals.on_forced_exit(move || files.remove_all());
+    }
     let client = plan.client(key.clone())?;
     let since_start = Arc::new(Mutex::new(CostRollup::new()));
     let mut locks: Vec<StateLock> = Vec::new();
@@ -344,9 +372,6 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         url = Some(client_url(&host, bound));
         server = Some(s);
     }
-    let mut cleanup = Cleanup {
-        serve_files: Vec::new(),
-    };
     let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
     for h in &hosted {
         let record = serde_json::json!({
@@ -358,9 +383,9 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
             "started_at": started_at,
         });
         let path = h.reactor.state_dir().join("serve.json");
-        crate::store::fsutil::write_atomic(&path, &json::to_js_pretty(&record))
+        serve_files
+            .write(path.clone(), &json::to_js_pretty(&record))
             .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
-        cleanup.serve_files.push(path);
     }
     out.line(&format!(
         "reactor serve — host booted ({} reactor(s); concurrency {}). Ctrl-C to stop.",

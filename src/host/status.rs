@@ -26,9 +26,8 @@ use crate::host::cli::{ArgStream, Globals};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
 use crate::host::receipts::write_ledger_body;
-use crate::host::rollup::Tokens;
-use crate::host::statedir::{self, Freshness, ManifestRead};
-use crate::host::trail::Trail;
+use crate::host::rollup::CostRollup;
+use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor status --help`.
 pub const HELP: &str = "reactor status — compile cache and ledger summary
@@ -58,10 +57,9 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (project, reactor) = g.select_reactor("status")?;
     let state_dir = &reactor.state_dir;
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
+    let trail = crate::host::logs::read_trail(state_dir)?;
     let manifest = statedir::read_manifest(state_dir);
-    let freshness = statedir::compile_freshness(
+    let freshness = compile_freshness(
         state_dir,
         &reactor.contracts_dir,
         &project.provider_settings(),
@@ -69,7 +67,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     );
     let topo = statedir::read_topology(state_dir);
     let writer = statedir::current_writer(state_dir);
-    let rollup = trail.rollup(None);
+    let rollup = CostRollup::of_trail(&trail, None);
 
     let (topo_counts, topo_error) = match &topo {
         Ok(Some(t)) => (
@@ -77,7 +75,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             None,
         ),
         Ok(None) => (None, None),
-        Err(e) => (None, Some(e.message.clone())),
+        Err(e) => (None, Some(topology_error(state_dir, e).message)),
     };
     let present = match &manifest {
         ManifestRead::Present(m) => Some(m),
@@ -158,7 +156,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     };
     r.field("topology", topology_line);
     if let Some(m) = present {
-        r.field("compile cost", Tokens::pair(&m.cost));
+        r.field("compile cost", output::pair(m.cost.fresh, m.cost.reused));
     }
     r.field(
         "writer",
@@ -171,4 +169,135 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     write_ledger_body(&mut r, &rollup, None);
     output::write_stdout(r.as_str())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A `compile/topology.json` read error as the host reports it: the state-dir path before a
+/// JSON problem, the file path in an I/O problem (exit 1).
+pub fn topology_error(
+    state_dir: &std::path::Path,
+    e: &crate::replay::statedir::TopologyReadError,
+) -> HostError {
+    match e {
+        crate::replay::statedir::TopologyReadError::InvalidJson(_) => {
+            HostError::state(format!("{}: {e}", state_dir.display()))
+        }
+        io => HostError::state(io.to_string()),
+    }
+}
+
+/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// The cache matches the current key triple and every file checks out.
+    Fresh,
+    /// Stale, with the first applicable reason.
+    Stale(String),
+    /// No manifest.
+    Absent,
+    /// Freshness could not be decided (the error).
+    Unknown(String),
+}
+
+impl Freshness {
+    /// `fresh`, `stale`, `absent` or `unknown` (the `status --json` member).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Freshness::Fresh => "fresh",
+            Freshness::Stale(_) => "stale",
+            Freshness::Absent => "absent",
+            Freshness::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// The compile cache key of a reactor (HOST.md §6.3), computed offline and keylessly: the
+/// contract-set fingerprint of `contracts_dir`, the SDK version (with the `+skill.` suffix when
+/// `REACTOR_SKILL_PATH` replaces the system prompt) and the resolved compile model.
+///
+/// Errors (one line): `contracts invalid: <load error>`, a `REACTOR_SKILL_PATH` problem, a
+/// provider configuration error, or `model.compile_model is required for provider '<p>'`.
+pub fn cache_key(
+    contracts_dir: &std::path::Path,
+    settings: &crate::model::ProviderSettings,
+) -> Result<crate::compile::CacheKey, String> {
+    let set = crate::contract::ContractSet::load(contracts_dir)
+        .map_err(|e| format!("contracts invalid: {e}"))?;
+    let prompt = crate::model::prompt::system_prompt()?;
+    let replaced = match prompt.source {
+        crate::model::PromptSource::File(_) => Some(prompt.text.as_str()),
+        crate::model::PromptSource::Embedded => None,
+    };
+    let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
+    let model = config
+        .require_compile_model()
+        .map_err(|e| e.to_string())?
+        .to_string();
+    Ok(crate::compile::CacheKey {
+        contract_set_fingerprint: set.fingerprint(),
+        sdk_version: crate::compile::sdk_version(replaced),
+        model,
+    })
+}
+
+/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7): `Absent` without a
+/// manifest; otherwise the full check of [`crate::compile::cache::freshness`] (key triple,
+/// digests, keyless load) against [`cache_key`]. When the key cannot be computed the answer is
+/// `Unknown(<error>)`, except for an unreadable manifest, which is stale whatever the key.
+pub fn compile_freshness(
+    state_dir: &std::path::Path,
+    contracts_dir: &std::path::Path,
+    settings: &crate::model::ProviderSettings,
+    manifest: &ManifestRead,
+) -> Freshness {
+    if *manifest == ManifestRead::Absent {
+        return Freshness::Absent;
+    }
+    let key = match cache_key(contracts_dir, settings) {
+        Ok(k) => k,
+        Err(e) => {
+            return match manifest {
+                ManifestRead::Unreadable(m) => {
+                    Freshness::Stale(format!("manifest unreadable: {m}"))
+                }
+                _ => Freshness::Unknown(e),
+            };
+        }
+    };
+    match crate::compile::cache::freshness(state_dir, &key) {
+        crate::compile::Freshness::Fresh(_) => Freshness::Fresh,
+        crate::compile::Freshness::Stale { reason, .. } => Freshness::Stale(reason.to_string()),
+        crate::compile::Freshness::Absent { .. } => Freshness::Absent,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freshness_of_an_unreadable_manifest() {
+        let d = tempfile::tempdir().unwrap();
+        let settings = crate::model::ProviderSettings::default();
+        assert_eq!(
+            compile_freshness(d.path(), d.path(), &settings, &ManifestRead::Absent),
+            Freshness::Absent
+        );
+        std::fs::create_dir(d.path().join("compile")).unwrap();
+        std::fs::write(d.path().join("compile/manifest.json"), "[1]").unwrap();
+        let m = statedir::read_manifest(d.path());
+        // The compile cache module words the reason (the key is computable here).
+        match compile_freshness(d.path(), d.path(), &settings, &m) {
+            Freshness::Stale(r) => assert!(r.starts_with("manifest unreadable: "), "{r}"),
+            other => panic!("{other:?}"),
+        }
+        // Without a computable key (no compile model for openai) it is still stale.
+        let openai = crate::model::ProviderSettings {
+            provider: Some("openai".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            compile_freshness(d.path(), d.path(), &openai, &m),
+            Freshness::Stale("manifest unreadable: expected an object, got array".into())
+        );
+    }
 }

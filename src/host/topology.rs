@@ -20,14 +20,15 @@
 //! ingress producer of each entry point dashed, and one edge per topology edge labelled with its
 //! facet. `--format dot|mermaid` with `--json` is a usage error.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::format::topology::Topology;
+use crate::format::topology::{Topology, TopologyIndex};
 use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
-use crate::host::statedir::{self, ManifestRead};
+use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor topology --help`.
 pub const HELP: &str = "reactor topology — print the compiled graph
@@ -103,14 +104,15 @@ struct Drawn {
     maintains: Vec<String>,
 }
 
-fn describe(state_dir: &Path, t: &Topology) -> Vec<Drawn> {
-    t.nodes
+fn describe(state_dir: &Path, ix: &TopologyIndex<'_>) -> Vec<Drawn> {
+    ix.topology()
+        .nodes
         .iter()
         .map(|n| Drawn {
             id: n.node.clone(),
             wake: n.wake_source.map(|w| w.as_str().to_string()),
             contract: n.contract_fingerprint.clone(),
-            maintains: statedir::maintains(state_dir, t, &n.node),
+            maintains: statedir::maintains(state_dir, ix, &n.node),
         })
         .collect()
 }
@@ -152,16 +154,18 @@ pub fn mermaid_text(s: &str) -> String {
 
 /// Phantom ingress producers to draw: producers of edges that are not topology nodes, plus
 /// `<gw>::ingress` for each entry point without one. `(producer, gateway, has_edge)`.
-fn phantoms(t: &Topology) -> Vec<(String, String, bool)> {
+fn phantoms(ix: &TopologyIndex<'_>) -> Vec<(String, String, bool)> {
+    let t = ix.topology();
     let mut out: Vec<(String, String, bool)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for e in &t.edges {
-        if !t.has_node(&e.producer) && !out.iter().any(|(p, _, _)| *p == e.producer) {
+        if !ix.has_node(&e.producer) && seen.insert(e.producer.clone()) {
             out.push((e.producer.clone(), e.subscriber.clone(), true));
         }
     }
     for gw in &t.entry_points {
-        let ing = statedir::ingress_of(t, gw);
-        if !out.iter().any(|(p, _, _)| *p == ing) {
+        let ing = statedir::ingress_of(ix, gw);
+        if seen.insert(ing.clone()) {
             out.push((ing, gw.clone(), false));
         }
     }
@@ -170,9 +174,10 @@ fn phantoms(t: &Topology) -> Vec<(String, String, bool)> {
 
 /// The Graphviz drawing.
 pub fn render_dot(t: &Topology) -> String {
+    let ix = t.index();
     let mut s = String::from("digraph reactor {\n  rankdir=LR;\n  node [shape=box];\n");
     for n in &t.nodes {
-        if t.entry_points.contains(&n.node) {
+        if ix.is_entry_point(&n.node) {
             s.push_str(&format!(
                 "  {} [peripheries=2, label={}];\n",
                 dot_quote(&n.node),
@@ -182,7 +187,7 @@ pub fn render_dot(t: &Topology) -> String {
             s.push_str(&format!("  {};\n", dot_quote(&n.node)));
         }
     }
-    let ph = phantoms(t);
+    let ph = phantoms(&ix);
     for (p, _, _) in &ph {
         s.push_str(&format!(
             "  {} [shape=ellipse, style=dashed];\n",
@@ -199,7 +204,7 @@ pub fn render_dot(t: &Topology) -> String {
         }
     }
     for e in &t.edges {
-        let style = if t.has_node(&e.producer) {
+        let style = if ix.has_node(&e.producer) {
             ""
         } else {
             ", style=dashed"
@@ -217,11 +222,14 @@ pub fn render_dot(t: &Topology) -> String {
 
 /// The Mermaid drawing. Node ids are generated (`n0`, `n1`, `p0`, …); labels carry the names.
 pub fn render_mermaid(t: &Topology) -> String {
+    let ix = t.index();
     let mut s = String::from("flowchart LR\n");
-    let mut ids: Vec<(String, String)> = Vec::new();
+    // name → generated id; the first id given to a name wins.
+    let mut ids: HashMap<String, String> = HashMap::new();
+    let mut next_id = 0usize;
     for (i, n) in t.nodes.iter().enumerate() {
         let id = format!("n{i}");
-        if t.entry_points.contains(&n.node) {
+        if ix.is_entry_point(&n.node) {
             s.push_str(&format!(
                 "  {id}[[\"{} (entry point)\"]]\n",
                 mermaid_text(&n.node)
@@ -229,35 +237,33 @@ pub fn render_mermaid(t: &Topology) -> String {
         } else {
             s.push_str(&format!("  {id}[\"{}\"]\n", mermaid_text(&n.node)));
         }
-        ids.push((n.node.clone(), id));
+        ids.entry(n.node.clone()).or_insert(id);
+        next_id += 1;
     }
-    let ph = phantoms(t);
+    let ph = phantoms(&ix);
     for (i, (p, _, _)) in ph.iter().enumerate() {
         let id = format!("p{i}");
         s.push_str(&format!("  {id}([\"{}\"])\n", mermaid_text(p)));
-        ids.push((p.clone(), id));
+        ids.entry(p.clone()).or_insert(id);
+        next_id += 1;
     }
     // Subscribers outside the node list (never written by the project) are drawn plainly.
     for e in &t.edges {
-        if !ids.iter().any(|(n, _)| *n == e.subscriber) {
-            let id = format!("x{}", ids.len());
+        if !ids.contains_key(&e.subscriber) {
+            let id = format!("x{next_id}");
             s.push_str(&format!("  {id}[\"{}\"]\n", mermaid_text(&e.subscriber)));
-            ids.push((e.subscriber.clone(), id));
+            ids.insert(e.subscriber.clone(), id);
+            next_id += 1;
         }
     }
-    let id_of = |name: &str| {
-        ids.iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| id.clone())
-            .unwrap_or_default()
-    };
+    let id_of = |name: &str| ids.get(name).cloned().unwrap_or_default();
     for (p, gw, has_edge) in &ph {
         if !has_edge {
             s.push_str(&format!("  {} -.-> {}\n", id_of(p), id_of(gw)));
         }
     }
     for e in &t.edges {
-        let arrow = if t.has_node(&e.producer) {
+        let arrow = if ix.has_node(&e.producer) {
             "-->"
         } else {
             "-.->"
@@ -281,7 +287,9 @@ pub fn render_mermaid(t: &Topology) -> String {
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reactor("topology")?;
     let state_dir = &reactor.state_dir;
-    let Some(file) = statedir::read_topology(state_dir)? else {
+    let Some(file) = statedir::read_topology(state_dir)
+        .map_err(|e| crate::host::status::topology_error(state_dir, &e))?
+    else {
         return Err(HostError::state(
             "no compiled IR — run `reactor compile` first",
         ));
@@ -298,15 +306,18 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         Format::Text => {}
     }
-    let nodes = describe(state_dir, t);
+    let ix = t.index();
+    let nodes = describe(state_dir, &ix);
+    // The envelope's map, first entry per node (file order) as a linear scan would find it.
+    let mut envelope: HashMap<&str, &str> = HashMap::new();
+    for (k, v) in file.contract_fingerprints.iter().flatten() {
+        envelope.entry(k.as_str()).or_insert(v.as_str());
+    }
     let contract_of = |d: &Drawn| {
-        d.contract.clone().filter(|c| !c.is_empty()).or_else(|| {
-            file.contract_fingerprints
-                .as_ref()?
-                .iter()
-                .find(|(k, _)| *k == d.id)
-                .map(|(_, v)| v.clone())
-        })
+        d.contract
+            .clone()
+            .filter(|c| !c.is_empty())
+            .or_else(|| envelope.get(d.id.as_str()).map(|v| v.to_string()))
     };
     if g.json {
         let v = serde_json::json!({
@@ -330,7 +341,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let entries: Vec<String> = t
         .entry_points
         .iter()
-        .map(|gw| format!("{gw} (ingress: {})", statedir::ingress_of(t, gw)))
+        .map(|gw| format!("{gw} (ingress: {})", statedir::ingress_of(&ix, gw)))
         .collect();
     r.field(
         "entry points",

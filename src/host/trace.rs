@@ -21,7 +21,7 @@ use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::{is_known_node, unknown_node};
 use crate::host::output::{self, Report, pair};
-use crate::host::trail::{Trail, chain_json};
+use crate::replay::trail::chain_json;
 
 /// `reactor trace --help`.
 pub const HELP: &str = "reactor trace — per-node receipt chains
@@ -57,8 +57,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reactor("trace")?;
     let state_dir = &reactor.state_dir;
-    let trail = Trail::read(state_dir)?;
-    trail.print_notes();
+    let trail = crate::host::logs::read_trail(state_dir)?;
     let nodes: Vec<String> = match &a.node {
         Some(n) => {
             if !is_known_node(state_dir, &trail, n) {

@@ -89,20 +89,7 @@ impl YamlNode {
     }
 }
 
-/// `s` cut to `max` characters with `…`, on one line.
-pub fn clip(s: &str, max: usize) -> String {
-    let one: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if one.chars().count() <= max {
-        one
-    } else {
-        let mut t: String = one.chars().take(max).collect();
-        t.push('…');
-        t
-    }
-}
+pub use crate::format::sanitize::clip;
 
 /// A YAML error with its position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

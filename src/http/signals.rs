@@ -3,8 +3,8 @@
 //! exit 1).
 
 use std::io::Write;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -46,6 +46,7 @@ pub enum SignalError {
 pub struct StopSignals {
     rx: Receiver<i32>,
     requested: Arc<AtomicBool>,
+    exit_hooks: ExitHooks,
     handle: signal_hook::iterator::Handle,
     thread: Option<JoinHandle<()>>,
 }
@@ -58,6 +59,9 @@ impl std::fmt::Debug for StopSignals {
     }
 }
 
+/// Work to do before a [`SecondSignal::Exit`] ends the process (destructors do not run then).
+type ExitHooks = Arc<Mutex<Vec<Box<dyn Fn() + Send>>>>;
+
 /// Installs the handlers. Errors: [`SignalError`].
 pub fn install_stop_signals(second: SecondSignal) -> Result<StopSignals, SignalError> {
     let mut signals = Signals::new([SIGINT, SIGTERM]).map_err(SignalError::Install)?;
@@ -65,6 +69,8 @@ pub fn install_stop_signals(second: SecondSignal) -> Result<StopSignals, SignalE
     let (tx, rx) = crossbeam_channel::bounded(1);
     let requested = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&requested);
+    let exit_hooks: ExitHooks = Arc::default();
+    let hooks = Arc::clone(&exit_hooks);
     let thread = std::thread::Builder::new()
         .name("stop-signals".to_owned())
         .spawn(move || {
@@ -74,6 +80,9 @@ pub fn install_stop_signals(second: SecondSignal) -> Result<StopSignals, SignalE
                     continue;
                 }
                 if let SecondSignal::Exit { code, message } = &second {
+                    for hook in hooks.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        hook();
+                    }
                     if let Some(line) = message {
                         let mut out = std::io::stdout().lock();
                         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
@@ -86,6 +95,7 @@ pub fn install_stop_signals(second: SecondSignal) -> Result<StopSignals, SignalE
     Ok(StopSignals {
         rx,
         requested,
+        exit_hooks,
         handle,
         thread: Some(thread),
     })
@@ -106,6 +116,16 @@ impl StopSignals {
     /// The channel carrying the first signal, for `crossbeam_channel::select!`.
     pub fn receiver(&self) -> &Receiver<i32> {
         &self.rx
+    }
+
+    /// Registers work to run when a second signal exits the process at once
+    /// ([`SecondSignal::Exit`]), before its line is printed: the process's own cleanup (a
+    /// server removing the files it advertised itself with). Hooks run in registration order.
+    pub fn on_forced_exit(&self, hook: impl Fn() + Send + 'static) {
+        self.exit_hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(hook));
     }
 
     /// Whether a stop signal has arrived.

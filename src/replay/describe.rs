@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::format::receipt::{Status, WakeSource};
 use crate::replay::open::OpenedStateDir;
-use crate::replay::snapshot::{Bucket, ByCause, ReplaySession, build_session, label_of};
+use crate::replay::snapshot::{Bucket, ByCause, LabelMap, ReplaySession, build_session};
 
 /// Options of [`describe_state_dir`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -230,7 +230,8 @@ pub fn describe_session(
     opts: &DescribeOptions,
 ) -> DescribeResult {
     let use_labels = opts.use_labels.unwrap_or(!opened.labels.is_empty());
-    let label = |id: &str| label_of(&opened.labels, use_labels, id);
+    let labels = LabelMap::new(&opened.labels, use_labels);
+    let label = |id: &str| labels.label(id);
     let (n_nodes, n_edges, acyclic) = match &opened.topology {
         Some(t) => (t.nodes.len(), t.edges.len(), t.acyclic),
         None => (session.chains.len(), 0, true),

@@ -1,9 +1,14 @@
-//! Read-only projections of a state directory (VIEWER.md §3–§5): opening, the snapshot with
-//! frames and cost rollup, chain verification over raw receipts, and `--describe`.
+//! Read-only projections of a state directory (VIEWER.md §3–§5, HOST.md §8.6–§8.11): the one
+//! ledger reader ([`ledger`]: a consistent prefix of a ledger that may be growing), opening for
+//! the viewer, the snapshot with frames and cost rollup, chain verification over raw receipts,
+//! `--describe`, and the host's offline views ([`trail`], [`statedir`]).
 
 pub mod describe;
+pub mod ledger;
 pub mod open;
 pub mod snapshot;
+pub mod statedir;
+pub mod trail;
 pub mod worldmodel;
 
 pub use describe::{DescribeOptions, DescribeResult, describe_state_dir};

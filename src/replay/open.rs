@@ -11,7 +11,8 @@ use crate::format::receipt::{
     Fingerprints, Status, WakeSource, is_safe_nonneg_int, recompute_content_hash,
 };
 use crate::format::topology::{Topology, unwrap_topology};
-use crate::store::ledger::{self, LedgerError, TornTail};
+use crate::replay::ledger::{LedgerReadError, read_ledger_from};
+use crate::store::ledger::{LedgerError, TornTail};
 use crate::store::source::{DiskSource, StateSource};
 
 /// Library options of [`open_state_dir`] (VIEWER.md §4.2 `OpenStateDirOptions`).
@@ -57,6 +58,15 @@ pub enum OpenError {
     /// `--example` with a name that is not bundled.
     #[error("unknown example \"{0}\"")]
     UnknownExample(String),
+}
+
+impl From<LedgerReadError> for OpenError {
+    fn from(e: LedgerReadError) -> Self {
+        match e {
+            LedgerReadError::Content(c) => c.into(),
+            io => OpenError::Io(io.to_string()),
+        }
+    }
 }
 
 impl From<LedgerError> for OpenError {
@@ -256,6 +266,8 @@ pub struct OpenedStateDir {
     /// Offset just after the last complete element of `receipts.json` (live follow resumes
     /// parsing there).
     pub end_of_complete: usize,
+    /// The `receipts.json` file that was read (live follow checks it is still the same).
+    pub ledger_identity: Option<crate::replay::ledger::FileIdentity>,
     /// Dollar rates.
     pub options: OpenStateDirOptions,
 }
@@ -340,21 +352,14 @@ pub fn open_source(
     synthetic: bool,
     opts: &OpenStateDirOptions,
 ) -> Result<OpenedStateDir, OpenError> {
-    let bytes = source
-        .read(layout::RECEIPTS_FILE)
-        .map_err(|e| OpenError::Io(format!("cannot read receipts.json: {e}")))?;
-    let (raw, torn, zero_length, end_of_complete) = match bytes {
-        None => (Vec::new(), None, false, 0),
-        Some(b) => {
-            let read = ledger::read_ledger(&b)?;
-            (
-                read.receipts,
-                read.torn,
-                read.zero_length,
-                read.end_of_complete,
-            )
-        }
-    };
+    // The one ledger reader: a consistent prefix even while a writer appends.
+    let ledger = read_ledger_from(source.as_ref())?;
+    let (raw, torn, zero_length, end_of_complete) = (
+        ledger.receipts,
+        ledger.torn,
+        ledger.zero_length,
+        ledger.end_of_complete,
+    );
     let mut projected = Vec::with_capacity(raw.len());
     for (index, v) in raw.iter().enumerate() {
         projected.push(
@@ -388,6 +393,7 @@ pub fn open_source(
         torn,
         zero_length,
         end_of_complete,
+        ledger_identity: ledger.identity,
         options: *opts,
     })
 }

@@ -1,12 +1,12 @@
 //! The replay snapshot (VIEWER.md §4): one frame per receipt, the cost rollup, and the chain
 //! verdict — a pure function of an opened state directory, extendable as the ledger grows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
 use crate::format::json::{NonFinite, Value};
-use crate::format::propagate::moved_facets;
+use crate::format::propagate::{SMALL, moved_facets};
 use crate::format::receipt::{ChainState, Fingerprints, Status, WakeSource};
 use crate::format::topology::{Edge, Topology};
 use crate::replay::open::{BeatsMap, OpenedStateDir, ProjectedReceipt};
@@ -225,6 +225,7 @@ pub struct ReplaySession {
     out_edges: HashMap<String, Vec<usize>>,
     has_topology: bool,
     topology_nodes: Vec<String>,
+    topology_node_set: HashSet<String>,
     last_fp: HashMap<String, Fingerprints>,
     chain_index: HashMap<String, usize>,
     /// Per-node chains in first-seen order.
@@ -245,13 +246,15 @@ impl ReplaySession {
         for (i, e) in edges.iter().enumerate() {
             out_edges.entry(e.producer.clone()).or_default().push(i);
         }
+        let topology_nodes: Vec<String> = topology
+            .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
+            .unwrap_or_default();
         ReplaySession {
             edges,
             out_edges,
             has_topology: topology.is_some(),
-            topology_nodes: topology
-                .map(|t| t.nodes.iter().map(|n| n.node.clone()).collect())
-                .unwrap_or_default(),
+            topology_node_set: topology_nodes.iter().cloned().collect(),
+            topology_nodes,
             last_fp: HashMap::new(),
             chain_index: HashMap::new(),
             chains: Vec::new(),
@@ -276,23 +279,40 @@ impl ReplaySession {
         let (edges_to_light, woken) =
             if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
                 // Only the producer's own edges can light (FORMATS.md §10), in topology order.
+                // Past a few entries, sets keep a frame linear in its producer's edges and
+                // moved facets.
+                let moved_set: Option<HashSet<&str>> =
+                    (moved.len() > SMALL).then(|| moved.iter().map(String::as_str).collect());
+                let is_moved = |f: &str| match &moved_set {
+                    Some(set) => set.contains(f),
+                    None => moved.iter().any(|m| m == f),
+                };
                 let lit: Vec<EdgeView> = self
                     .out_edges
                     .get(&p.node)
                     .map(|ix| {
                         ix.iter()
                             .map(|&i| &self.edges[i])
-                            .filter(|e| moved.contains(&e.facet))
+                            .filter(|e| is_moved(&e.facet))
                             .map(EdgeView::from)
                             .collect()
                     })
                     .unwrap_or_default();
-                let mut woken: Vec<String> = Vec::new();
-                for e in &lit {
-                    if !woken.contains(&e.subscriber) {
-                        woken.push(e.subscriber.clone());
+                let woken: Vec<String> = if lit.len() <= SMALL {
+                    let mut woken: Vec<String> = Vec::new();
+                    for e in &lit {
+                        if !woken.contains(&e.subscriber) {
+                            woken.push(e.subscriber.clone());
+                        }
                     }
-                }
+                    woken
+                } else {
+                    let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
+                    lit.iter()
+                        .filter(|e| seen.insert(e.subscriber.as_str()))
+                        .map(|e| e.subscriber.clone())
+                        .collect()
+                };
                 (lit, woken)
             } else {
                 (Vec::new(), Vec::new())
@@ -345,6 +365,11 @@ impl ReplaySession {
         });
     }
 
+    /// True when some frame so far belongs to `node`.
+    pub fn has_chain(&self, node: &str) -> bool {
+        self.chain_index.contains_key(node)
+    }
+
     /// Per-node chains in report order: topology nodes in topology order (only those with
     /// frames), then every other node in first-seen order. The flag says whether the node is
     /// off-topology (only possible with a topology).
@@ -357,7 +382,7 @@ impl ReplaySession {
                 }
             }
             for c in &self.chains {
-                if !self.topology_nodes.contains(&c.node) {
+                if !self.topology_node_set.contains(&c.node) {
                     out.push((c, true));
                 }
             }
@@ -390,8 +415,38 @@ impl ReplaySession {
     }
 }
 
+/// `label(id)` for many ids (VIEWER.md §5.1): `labels.json` indexed once (the first entry of
+/// an id wins, as in [`label_of`]), so labelling every node and frame stays linear.
+#[derive(Clone, Debug)]
+pub struct LabelMap<'a> {
+    map: Option<HashMap<&'a str, &'a str>>,
+}
+
+impl<'a> LabelMap<'a> {
+    /// Indexes `labels` when they are in use.
+    pub fn new(labels: &'a [(String, String)], use_labels: bool) -> LabelMap<'a> {
+        let map = use_labels.then(|| {
+            let mut m = HashMap::with_capacity(labels.len());
+            for (k, v) in labels {
+                m.entry(k.as_str()).or_insert(v.as_str());
+            }
+            m
+        });
+        LabelMap { map }
+    }
+
+    /// The label of `id`: its non-empty `labels.json` value, else its short name.
+    pub fn label(&self, id: &str) -> String {
+        match self.map.as_ref().and_then(|m| m.get(id)) {
+            Some(l) if !l.is_empty() => l.to_string(),
+            _ => short_name(id).to_string(),
+        }
+    }
+}
+
 /// `label(id)` (VIEWER.md §5.1): the labels.json value when labels are in use and non-empty,
-/// otherwise the short name (the text after the first `.`, or the whole id).
+/// otherwise the short name (the text after the first `.`, or the whole id). O(labels): use a
+/// [`LabelMap`] to label many ids.
 pub fn label_of(labels: &[(String, String)], use_labels: bool, id: &str) -> String {
     if use_labels
         && let Some((_, l)) = labels.iter().find(|(k, _)| k == id)
@@ -425,17 +480,20 @@ pub fn build_session(opened: &OpenedStateDir) -> ReplaySession {
 
 /// Assembles the snapshot from a session.
 pub fn snapshot_from_session(opened: &OpenedStateDir, session: &ReplaySession) -> ReplaySnapshot {
-    let use_labels = !opened.labels.is_empty();
-    let label = |id: &str| label_of(&opened.labels, use_labels, id);
+    let labels = LabelMap::new(&opened.labels, !opened.labels.is_empty());
+    let label = |id: &str| labels.label(id);
     let (nodes, edges, entry_points, acyclic) = match &opened.topology {
         Some(t) => (
-            t.nodes
-                .iter()
-                .map(|n| NodeView {
-                    id: n.node.clone(),
-                    is_entry_point: t.entry_points.contains(&n.node),
-                })
-                .collect(),
+            {
+                let entry: HashSet<&str> = t.entry_points.iter().map(String::as_str).collect();
+                t.nodes
+                    .iter()
+                    .map(|n| NodeView {
+                        id: n.node.clone(),
+                        is_entry_point: entry.contains(n.node.as_str()),
+                    })
+                    .collect()
+            },
             t.edges.iter().map(EdgeView::from).collect(),
             t.entry_points.clone(),
             t.acyclic,
@@ -478,4 +536,95 @@ pub fn build_snapshot(opened: &OpenedStateDir) -> ReplaySnapshot {
 /// `version_for_frame` (VIEWER.md §7): the frame's `atomicVersion`.
 pub fn version_for_frame(frame: &ReceiptFrame) -> &str {
     &frame.atomic_version
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::topology::TopologyNode;
+
+    fn projected(node: &str, facets: &[(&str, &str)]) -> ProjectedReceipt {
+        ProjectedReceipt {
+            node: node.into(),
+            status: Status::Rendered,
+            wake_source: WakeSource::Input,
+            fingerprints: Fingerprints(
+                facets
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            fresh: 1,
+            reused: 0,
+            surprise_cause: WakeSource::Input,
+        }
+    }
+
+    /// A wide fan-out (past the small-set threshold) lights every edge of a moved facet and
+    /// wakes each subscriber once, in first-edge order; nodes outside the topology report last.
+    #[test]
+    fn wide_fan_out_wakes_each_subscriber_once() {
+        let mut t = Topology {
+            acyclic: true,
+            ..Default::default()
+        };
+        t.nodes.push(TopologyNode {
+            node: "P".into(),
+            contract_fingerprint: None,
+            wake_source: None,
+        });
+        for f in ["a", "b"] {
+            for s in (0..12).rev() {
+                t.edges.push(Edge::new("P", &format!("s{s:02}"), f));
+            }
+        }
+        for s in 0..12 {
+            t.nodes.push(TopologyNode {
+                node: format!("s{s:02}"),
+                contract_fingerprint: None,
+                wake_source: None,
+            });
+        }
+        let mut session = ReplaySession::new(Some(&t), 0.0, 0.0);
+        let raw = Value::Null;
+        let h: Result<String, NonFinite> = Ok("h".into());
+        session.push(
+            &raw,
+            &projected("P", &[("@atomic", "1"), ("a", "1"), ("b", "1")]),
+            &h,
+        );
+        let f = &session.frames[0];
+        assert_eq!(f.edges_to_light.len(), 24);
+        assert_eq!(f.woken_subscribers.len(), 12);
+        assert_eq!(f.woken_subscribers[0], "s11");
+        assert_eq!(f.woken_subscribers[11], "s00");
+        // Only `b` moves: its 12 edges light.
+        session.push(
+            &raw,
+            &projected("P", &[("@atomic", "2"), ("a", "1"), ("b", "2")]),
+            &h,
+        );
+        let f = &session.frames[1];
+        assert_eq!(f.moved_facets, vec!["@atomic", "b"]);
+        assert!(f.edges_to_light.iter().all(|e| e.facet == "b"));
+        assert_eq!(f.woken_subscribers.len(), 12);
+        session.push(&raw, &projected("ghost", &[("@atomic", "1")]), &h);
+        session.push(&raw, &projected("s03", &[("@atomic", "1")]), &h);
+        let order: Vec<(&str, bool)> = session
+            .chains_in_report_order()
+            .into_iter()
+            .map(|(c, off)| (c.node.as_str(), off))
+            .collect();
+        assert_eq!(order, vec![("P", false), ("s03", false), ("ghost", true)]);
+        assert!(session.has_chain("ghost") && !session.has_chain("s04"));
+        let labels = vec![
+            ("P".to_string(), "Producer".to_string()),
+            ("s03".into(), String::new()),
+        ];
+        let map = LabelMap::new(&labels, true);
+        assert_eq!(map.label("P"), "Producer");
+        assert_eq!(map.label("s03"), "s03");
+        assert_eq!(map.label("x.y"), "y");
+        assert_eq!(LabelMap::new(&labels, false).label("P"), "P");
+    }
 }

@@ -2,9 +2,15 @@
 //!
 //! * [`read_ledger`] is the reader's longest-consistent-prefix parse (§11.2): never locks,
 //!   never writes, tolerates a torn tail.
-//! * [`Ledger`] is the writer (§11.3–§11.4): it opens under the state-dir lock, repairs a torn
-//!   tail, normalizes a valid but non-canonical file, and appends in O(receipt) by overwriting
-//!   the closing `]\n` in place and syncing before acknowledging.
+//! * [`Ledger`] is the writer (§11.3–§11.4): it opens under the state-dir lock, verifies every
+//!   receipt (shape, hash and per-node chain, [`verify_for_write`]), repairs a torn tail,
+//!   normalizes a valid but non-canonical file, and appends in O(receipt) by overwriting the
+//!   closing `]\n` in place and syncing before acknowledging. A file it refuses is left
+//!   byte-identical.
+//!
+//! Readers that read a file another process may be appending to go through
+//! [`crate::replay::ledger`], which snapshots the length and calls [`read_ledger`] on that
+//! prefix.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -12,8 +18,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::format::json::{self, ParseErrorKind, Parser, Value};
-use crate::format::receipt::Receipt;
+use crate::format::json::{self, JsString, ParseErrorKind, Parser, Value};
+use crate::format::receipt::{Receipt, recompute_content_hash, verify_receipt_with};
 use crate::store::fsutil;
 
 /// Errors reading or writing the ledger.
@@ -22,6 +28,15 @@ pub enum LedgerError {
     /// The file does not start with `[` (FORMATS.md §11.2 step 2).
     #[error("receipts.json must contain a JSON array")]
     NotArray,
+    /// The file is not empty but holds only JSON whitespace and NUL bytes: no array at all.
+    /// (Only a zero-length file is the empty ledger, §11.2 step 1.)
+    #[error(
+        "receipts.json must contain a JSON array (it holds {len} byte(s) of whitespace or NUL only)"
+    )]
+    Blank {
+        /// File length in bytes.
+        len: usize,
+    },
     /// A syntax error that is not a torn tail, or data after the closing `]` (§11.2 step 5).
     #[error("receipts.json is corrupt at byte {offset}: {message}")]
     Corrupt {
@@ -29,6 +44,15 @@ pub enum LedgerError {
         offset: usize,
         /// Parser message.
         message: String,
+    },
+    /// A receipt that fails verification (shape, content hash or its node's chain): writers
+    /// refuse to append to such a ledger (FORMATS.md §7; the reference refused to boot).
+    #[error("receipts.json[{index}] fails verification: {problem}")]
+    Unverified {
+        /// Element index (0-based, in file order): the first bad receipt.
+        index: usize,
+        /// Its problems, `; `-joined.
+        problem: String,
     },
     /// An element a writer cannot index (boot stops, naming the element).
     #[error("receipts.json[{index}]: {problem}")]
@@ -55,6 +79,25 @@ pub enum LedgerError {
     #[error("receipt cannot be canonicalized: cannot canonicalize non-finite number")]
     NonFinite,
 }
+
+impl LedgerError {
+    /// True for the errors about the file's content (not an array, blank, corrupt, a receipt
+    /// that fails verification or cannot be indexed): the ones reported with the state-dir path
+    /// and [`RESTORE_HINT`].
+    pub fn is_content_error(&self) -> bool {
+        matches!(
+            self,
+            LedgerError::NotArray
+                | LedgerError::Blank { .. }
+                | LedgerError::Corrupt { .. }
+                | LedgerError::Unverified { .. }
+                | LedgerError::BadElement { .. }
+        )
+    }
+}
+
+/// The hint readers and writers give with a corrupt or refused ledger (FORMATS.md §11.4 step 5).
+pub const RESTORE_HINT: &str = "restore the file from a backup or move it aside";
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> LedgerError {
     let context = context.into();
@@ -85,9 +128,16 @@ pub struct LedgerRead {
     pub zero_length: bool,
 }
 
-/// Parses ledger bytes as a reader does (FORMATS.md §11.2).
+/// Parses ledger bytes as a reader does (FORMATS.md §11.2): the longest consistent prefix.
 ///
-/// Errors: [`LedgerError::NotArray`], [`LedgerError::Corrupt`]. A torn tail is not an error.
+/// After leading whitespace and `[`, complete elements separated by `,` are kept. What follows
+/// the last complete element (trailing NUL bytes removed) must be `]` plus whitespace (a closed
+/// array), or end before a continuation is complete (`,` and a partial element, a missing `]`):
+/// a torn tail, reported in [`LedgerRead::torn`]. Anything else is corruption.
+///
+/// Errors: [`LedgerError::NotArray`] (first non-whitespace byte is not `[`),
+/// [`LedgerError::Blank`] (a non-empty file of whitespace and NUL only),
+/// [`LedgerError::Corrupt`] (with the byte offset). A torn tail is not an error.
 pub fn read_ledger(bytes: &[u8]) -> Result<LedgerRead, LedgerError> {
     let mut out = LedgerRead::default();
     if bytes.is_empty() {
@@ -103,13 +153,7 @@ pub fn read_ledger(bytes: &[u8]) -> Result<LedgerRead, LedgerError> {
     let mut p = Parser::new(input);
     p.skip_ws();
     match p.peek() {
-        None => {
-            out.torn = Some(TornTail {
-                dropped_bytes: bytes.len(),
-                complete: 0,
-            });
-            return Ok(out);
-        }
+        None => return Err(LedgerError::Blank { len: bytes.len() }),
         Some(b'[') => p.pos += 1,
         Some(_) => return Err(LedgerError::NotArray),
     }
@@ -280,6 +324,76 @@ pub fn committed_bytes(receipts: &[Value]) -> Result<Vec<u8>, LedgerError> {
     Ok(out)
 }
 
+/// Verifies every receipt a writer is about to extend (FORMATS.md §7 as the project's writers
+/// apply it; the reference refused to boot on a bad ledger): each receipt passes
+/// [`verify_receipt_with`] (shape and content hash), and each node's receipts chain in file
+/// order (`prev` is `null` for the node's first receipt, then the previous one's
+/// `content_hash`). One pass, one hash per receipt: linear in the ledger.
+///
+/// Returns every node's last receipt, indexed for appends.
+///
+/// Errors: [`LedgerError::Unverified`] naming the first bad receipt's index and its problems;
+/// [`LedgerError::BadElement`] for a verified receipt the writer cannot index (a node id that
+/// is not valid Unicode).
+pub fn verify_for_write(receipts: &[Value]) -> Result<HashMap<String, Receipt>, LedgerError> {
+    // node → (expected `prev` of its next receipt, index of its last receipt)
+    let mut chains: HashMap<&JsString, (Option<String>, usize)> = HashMap::new();
+    for (index, v) in receipts.iter().enumerate() {
+        let hash = recompute_content_hash(v);
+        let verdict = verify_receipt_with(v, Some(&hash));
+        if !verdict.ok {
+            return Err(LedgerError::Unverified {
+                index,
+                problem: verdict.errors.join("; "),
+            });
+        }
+        let Some(Value::String(node)) = v.get("node") else {
+            return Err(LedgerError::Unverified {
+                index,
+                problem: "receipt.node must be a non-empty string".into(),
+            });
+        };
+        let prev = v.get("prev").and_then(Value::as_str);
+        let slot = chains.entry(node).or_insert((None, index));
+        if prev != slot.0.as_deref() {
+            return Err(LedgerError::Unverified {
+                index,
+                problem: format!(
+                    "prev must be {} to chain the ledger of node \"{}\"",
+                    slot.0.as_deref().unwrap_or("null (cold start)"),
+                    node.to_lossy()
+                ),
+            });
+        }
+        *slot = (verdict.content_hash, index);
+    }
+    let mut last = HashMap::with_capacity(chains.len());
+    for (_, (hash, index)) in chains {
+        // A verified receipt's stored content_hash is its recomputed address.
+        let r = Receipt::from_value_hashed(&receipts[index], hash.unwrap_or_default())
+            .map_err(|problem| LedgerError::BadElement { index, problem })?;
+        last.insert(r.node.clone(), r);
+    }
+    Ok(last)
+}
+
+/// The writer's check of an existing `<state_dir>/receipts.json` without opening it for write
+/// (nothing is created, repaired or normalized): `compile` runs it before writing into a state
+/// directory, and the writer verbs before a compile, so that no model call is paid for on top
+/// of a ledger that [`Ledger::open`] would refuse. An absent file passes.
+///
+/// Errors: as [`read_ledger`] and [`verify_for_write`]; I/O errors.
+pub fn check_for_write(state_dir: &Path) -> Result<(), LedgerError> {
+    let path = state_dir.join("receipts.json");
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(format!("cannot read {}", path.display()))(e)),
+    };
+    let read = read_ledger(&bytes)?;
+    verify_for_write(&read.receipts).map(|_| ())
+}
+
 /// What opening for write had to do (each is reported on stderr by the host, FORMATS.md §11.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpenNote {
@@ -360,9 +474,11 @@ impl Ledger {
     /// Opens (creating, repairing or normalizing as needed) `<state_dir>/receipts.json` for
     /// append. Returns the handle and what was done.
     ///
-    /// Errors: corrupt or non-array files are refused untouched ([`LedgerError::NotArray`],
-    /// [`LedgerError::Corrupt`]); an element that is not a receipt the writer can index gives
-    /// [`LedgerError::BadElement`]; I/O errors.
+    /// Errors: corrupt, blank or non-array files are refused untouched ([`LedgerError::NotArray`],
+    /// [`LedgerError::Blank`], [`LedgerError::Corrupt`]), and so is a file with a receipt that
+    /// fails verification ([`LedgerError::Unverified`], [`verify_for_write`]) or that the writer
+    /// cannot index ([`LedgerError::BadElement`]); I/O errors. Only an absent file is created,
+    /// and only a verified file is repaired or normalized.
     pub fn open(state_dir: &Path) -> Result<(Ledger, Vec<OpenNote>), LedgerError> {
         let path = state_dir.join("receipts.json");
         let mut notes = Vec::new();
@@ -373,13 +489,9 @@ impl Ledger {
         }
         let bytes =
             std::fs::read(&path).map_err(io_err(format!("cannot read {}", path.display())))?;
+        // Everything that can refuse the file runs before the first write.
         let read = read_ledger(&bytes)?;
-        let mut index: HashMap<String, Receipt> = HashMap::new();
-        for (i, v) in read.receipts.iter().enumerate() {
-            let r = Receipt::from_value(v)
-                .map_err(|problem| LedgerError::BadElement { index: i, problem })?;
-            index.insert(r.node.clone(), r);
-        }
+        let index = verify_for_write(&read.receipts)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -732,6 +844,173 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"[{\"a\":1}]garbage");
         std::fs::write(&p, b"[{\"a\":1}]\n").unwrap();
         let e = Ledger::open(d.path()).unwrap_err();
-        assert!(e.to_string().starts_with("receipts.json[0]: "), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("receipts.json[0] fails verification: receipt.a is not pinned"),
+            "{e}"
+        );
+        assert!(e.is_content_error());
+        assert_eq!(std::fs::read(&p).unwrap(), b"[{\"a\":1}]\n");
+    }
+
+    /// Whitespace or NUL only: no array. Readers and writers both refuse it, and the writer
+    /// leaves it byte-identical (it used to truncate it to `]\n`).
+    #[test]
+    fn blank_files_are_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("receipts.json");
+        for blank in [
+            &b" "[..],
+            b"\n\n",
+            b"\0",
+            b"\0\0\0\0",
+            b" \t\r\n\0\0",
+            &[0u8; 4096],
+        ] {
+            assert!(
+                matches!(read_ledger(blank), Err(LedgerError::Blank { len }) if len == blank.len()),
+                "{blank:?}"
+            );
+            std::fs::write(&p, blank).unwrap();
+            let e = Ledger::open(d.path()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with("receipts.json must contain a JSON array"),
+                "{e}"
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), blank);
+            assert!(check_for_write(d.path()).is_err());
+        }
+        // A zero-length file is the empty ledger (§11.2 step 1): normalized to `[]\n`.
+        std::fs::write(&p, b"").unwrap();
+        let (l, notes) = Ledger::open(d.path()).unwrap();
+        assert_eq!(l.len(), 0);
+        assert_eq!(notes, vec![OpenNote::Normalized { receipts: 0 }]);
+        assert_eq!(std::fs::read(&p).unwrap(), b"[]\n");
+    }
+
+    /// A receipt that fails verification (hash, chain, shape) makes every writer refuse, with
+    /// the index of the first bad receipt; the file is left byte-identical.
+    #[test]
+    fn unverified_receipts_are_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("receipts.json");
+        {
+            let (mut l, _) = Ledger::open(d.path()).unwrap();
+            l.append(receipt("a", "1")).unwrap();
+            l.append(receipt("b", "1")).unwrap();
+            l.append(receipt("a", "2")).unwrap();
+            l.append(receipt("a", "3")).unwrap();
+        }
+        let good = std::fs::read(&p).unwrap();
+        assert!(check_for_write(d.path()).is_ok());
+        let text = String::from_utf8(good.clone()).unwrap();
+        let refused = |bytes: &[u8], index: usize, needle: &str| {
+            std::fs::write(&p, bytes).unwrap();
+            match Ledger::open(d.path()) {
+                Err(LedgerError::Unverified { index: i, problem }) => {
+                    assert_eq!(i, index, "{problem}");
+                    assert!(problem.contains(needle), "{problem}");
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(std::fs::read(&p).unwrap(), bytes);
+            assert!(check_for_write(d.path()).is_err());
+        };
+        // Hash: a token edited in place (the stored content_hash is stale).
+        let pos = text.match_indices("\"@atomic\":\"2\"").next().unwrap().0;
+        let mut edited = text.clone();
+        edited.replace_range(pos..pos + 13, "\"@atomic\":\"9\"");
+        refused(edited.as_bytes(), 2, "content_hash does not match");
+        // Chain: drop a's second receipt (a's third then links to a missing predecessor).
+        let read = read_ledger(&good).unwrap();
+        let mut vals = read.receipts.clone();
+        vals.remove(2);
+        refused(&committed_bytes(&vals).unwrap(), 2, "prev must be sha256:");
+        // Chain: a node's first receipt with a non-null prev (a suffix of a chain).
+        let vals = vec![read.receipts[2].clone()];
+        refused(&committed_bytes(&vals).unwrap(), 0, "null (cold start)");
+        // Shape: not an object, a missing key, an unknown key.
+        refused(b"[1]\n", 0, "receipt must be an object");
+        let mut o = read.receipts[1].as_object().unwrap().clone();
+        o.remove("wake");
+        let vals = vec![read.receipts[0].clone(), Value::Object(o)];
+        refused(
+            &committed_bytes(&vals).unwrap(),
+            1,
+            "receipt.wake is required",
+        );
+        let mut o = read.receipts[0].as_object().unwrap().clone();
+        o.insert("extra", Value::Null);
+        refused(
+            &committed_bytes(&[Value::Object(o)]).unwrap(),
+            0,
+            "not pinned",
+        );
+        // Restored: opens and appends again.
+        std::fs::write(&p, &good).unwrap();
+        let (l, notes) = Ledger::open(d.path()).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(l.len(), 4);
+    }
+
+    /// A torn tail after a bad receipt is not repaired: the file is refused first.
+    #[test]
+    fn no_repair_before_verification() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("receipts.json");
+        let bytes = b"[{\"a\":1},{\"b\":";
+        std::fs::write(&p, bytes).unwrap();
+        assert!(matches!(
+            Ledger::open(d.path()),
+            Err(LedgerError::Unverified { index: 0, .. })
+        ));
+        assert_eq!(std::fs::read(&p).unwrap(), bytes);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// Hostile bytes: any mutation of a sound ledger (bytes flipped, cut, NUL-padded,
+        /// spliced) is either opened (and then verifies) or refused with the file left
+        /// byte-identical; never a panic, never a half-repaired file.
+        #[test]
+        fn any_mutation_is_opened_or_refused_untouched(
+            edits in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 0..6),
+            cut in proptest::option::of(0usize..4096),
+            nul in 0usize..32,
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("receipts.json");
+            {
+                let (mut l, _) = Ledger::open(d.path()).unwrap();
+                for (i, n) in ["a", "b", "a", "c", "a"].iter().enumerate() {
+                    l.append(receipt(n, &i.to_string())).unwrap();
+                }
+            }
+            let mut bytes = std::fs::read(&p).unwrap();
+            for (at, b) in &edits {
+                let at = at % bytes.len();
+                bytes[at] = *b;
+            }
+            if let Some(c) = cut {
+                bytes.truncate(c % (bytes.len() + 1));
+            }
+            bytes.extend(std::iter::repeat_n(0u8, nul));
+            std::fs::write(&p, &bytes).unwrap();
+            match Ledger::open(d.path()) {
+                Ok((l, _)) => {
+                    let now = std::fs::read(&p).unwrap();
+                    let read = read_ledger(&now).unwrap();
+                    proptest::prop_assert!(is_committed_form(&now, &read));
+                    proptest::prop_assert_eq!(read.receipts.len(), l.len());
+                    proptest::prop_assert!(verify_for_write(&read.receipts).is_ok());
+                }
+                Err(e) => {
+                    proptest::prop_assert!(e.is_content_error(), "{e}");
+                    proptest::prop_assert_eq!(std::fs::read(&p).unwrap(), bytes);
+                }
+            }
+        }
     }
 }

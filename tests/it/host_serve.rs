@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::support::fake_provider::{self as fake, Entry, FakeProvider};
 use crate::support::{bin, shared_dir};
 
-const CANARY: &str = "sk-test-0123456789abcdef-canary";
+pub(crate) const CANARY: &str = "sk-test-0123456789abcdef-canary";
 
 pub(crate) fn quickstart() -> Option<PathBuf> {
     let d = shared_dir().join("contracts/quickstart");
@@ -29,7 +29,7 @@ pub(crate) fn quickstart() -> Option<PathBuf> {
 }
 
 /// A temporary project with the quickstart contracts and a reactor.yml pointing at the fake.
-fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
+pub(crate) fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     let src = quickstart()?;
     let d = tempfile::tempdir().unwrap();
     for f in ["inbox.prose.md", "digest.prose.md"] {
@@ -74,14 +74,39 @@ pub(crate) fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     ]
 }
 
-fn write_truth(truth: Value) -> Entry {
+/// A quickstart project whose compile answers are scripted (no inbox postconditions).
+pub(crate) fn compiled_project(fake: &FakeProvider) -> Option<tempfile::TempDir> {
+    let proj = project(fake, "")?;
+    for e in compile_entries(json!({"postconditions": []})) {
+        fake.push(e);
+    }
+    Some(proj)
+}
+
+/// Waits (at most 30 s) until a request with this `X-Reactor-Purpose` reached the fake.
+pub(crate) fn wait_for_purpose(fake: &FakeProvider, purpose: &str) {
+    let start = Instant::now();
+    while !fake
+        .requests()
+        .iter()
+        .any(|r| r.header("x-reactor-purpose") == Some(purpose))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no {purpose} request"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub(crate) fn write_truth(truth: Value) -> Entry {
     fake::chat_tool_calls(&[(
         "ws_write",
         json!({"path": "truth.json", "content": truth.to_string(), "encoding": null}),
     )])
 }
 
-fn finish() -> Entry {
+pub(crate) fn finish() -> Entry {
     fake::chat_tool_calls(&[(
         "finish",
         json!({"status": "done", "reason": null, "semantic_diff": {"summary": "updated", "notes": null}}),
@@ -98,7 +123,7 @@ pub(crate) fn render_entries(items: Value, digest: &str) -> Vec<Entry> {
     ]
 }
 
-fn cmd(project: &Path) -> Command {
+pub(crate) fn cmd(project: &Path) -> Command {
     let mut c = Command::new(bin());
     c.arg("--project")
         .arg(project)
@@ -110,14 +135,14 @@ fn cmd(project: &Path) -> Command {
 
 /// A `reactor serve` child; its stdout lines arrive on a channel. Killed on drop.
 pub(crate) struct Serve {
-    child: Child,
+    pub(crate) child: Child,
     lines: mpsc::Receiver<String>,
     pub(crate) seen: Vec<String>,
     pub(crate) base: Option<String>,
 }
 
 impl Serve {
-    fn start(project: &Path, http: bool) -> Serve {
+    pub(crate) fn start(project: &Path, http: bool) -> Serve {
         let mut c = cmd(project);
         c.arg("serve").args(["--poll-interval", "600000"]);
         if http {
@@ -167,7 +192,7 @@ impl Serve {
         s
     }
 
-    fn wait_for(&mut self, needle: &str) -> bool {
+    pub(crate) fn wait_for(&mut self, needle: &str) -> bool {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(60) {
             if self.seen.iter().any(|l| l.contains(needle)) {
@@ -186,7 +211,7 @@ impl Serve {
         false
     }
 
-    fn stderr(&mut self) -> String {
+    pub(crate) fn stderr(&mut self) -> String {
         let mut s = String::new();
         if let Ok(Some(_)) = self.child.try_wait()
             && let Some(mut e) = self.child.stderr.take()
@@ -202,6 +227,11 @@ impl Serve {
             .status()
             .unwrap();
         assert!(st.success());
+        self.wait_exit()
+    }
+
+    /// Waits (at most 30 s) for the process to exit; its exit code.
+    pub(crate) fn wait_exit(&mut self) -> i32 {
         let t = Instant::now();
         loop {
             if let Some(st) = self.child.try_wait().unwrap() {
@@ -610,15 +640,7 @@ fn sigterm_during_a_slow_render_commits_then_exits_0() {
     let url = format!("{}/trigger/inbox", serve.base.clone().unwrap());
     let t = std::thread::spawn(move || http("POST", &url, Some(r#"{"id":"s","body":"slow"}"#)));
     // Wait until the slow render request reached the fake, then stop the daemon.
-    let start = Instant::now();
-    while !fake
-        .requests()
-        .iter()
-        .any(|r| r.header("x-reactor-purpose") == Some("render:inbox"))
-    {
-        assert!(start.elapsed() < Duration::from_secs(30));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_purpose(&fake, "render:inbox");
     assert_eq!(serve.sigterm_and_wait(), 0);
     let (s, v) = t.join().unwrap();
     assert_eq!(s, 200, "{v}");

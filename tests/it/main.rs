@@ -17,6 +17,8 @@ mod host_cli;
 mod host_compile;
 mod host_serve;
 mod http_layer;
+mod ledger_refusal;
 mod model_providers;
+mod reader_growth;
 mod render_loop;
 mod simple_formats;

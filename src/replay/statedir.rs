@@ -1,55 +1,80 @@
-//! Read-only views of a state directory for the offline verbs (FORMATS.md §2, §12–§15;
-//! HOST.md §6–§7): the compiled topology and the compile manifest, the current writer (`.lock`
+//! Read-only views of a state directory for the host's offline verbs (FORMATS.md §2, §12–§15;
+//! HOST.md §6–§8): the compiled topology and the compile manifest, the current writer (`.lock`
 //! pid and `serve.json`), published world-model pointers, and the world-model integrity check of
-//! `receipts verify`. Nothing here creates, locks, repairs or deletes anything.
+//! `receipts verify`. Nothing here creates, locks, repairs or deletes anything, and every read
+//! tolerates a writer working next to it (the ledger itself is read by
+//! [`crate::replay::ledger`]).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::format::address::{address, is_content_address};
-use crate::format::json::{self, Value};
+use crate::format::json::{self, ParseError, Value};
 use crate::format::layout::{self, node_segment, segment_node, version_file_name};
 use crate::format::opwm;
-use crate::format::topology::{Topology, TopologyFile, unwrap_topology};
-use crate::host::error::HostError;
-use crate::host::rollup::Tokens;
+use crate::format::topology::{TopologyFile, TopologyIndex, unwrap_topology};
 use crate::store::lock::holder_pid;
 use crate::store::source::DiskSource;
 use crate::store::worldmodel::{Published, WorldModelReader};
 
-/// Reads `compile/topology.json` (envelope or flat, FORMATS.md §15.1). `Ok(None)` when absent
-/// or of no recognised shape.
-///
-/// Errors (state, exit 1): unreadable, or not valid JSON
-/// (`compile/topology.json is not valid JSON: <parser message>`).
-pub fn read_topology(state_dir: &Path) -> Result<Option<TopologyFile>, HostError> {
-    let path = state_dir
-        .join(layout::COMPILE_DIR)
-        .join(layout::TOPOLOGY_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
+/// Why `compile/topology.json` could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyReadError {
+    /// The file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Present but not valid JSON (FORMATS.md §15.1 rule 2).
+    #[error("compile/topology.json is not valid JSON: {}", .0.message())]
+    InvalidJson(ParseError),
+}
+
+/// A file's bytes; `Ok(None)` when it (or a directory on its path) does not exist.
+fn read_if_present(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
         Err(e)
             if matches!(
                 e.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
             ) =>
         {
-            return Ok(None);
+            Ok(None)
         }
-        Err(e) => {
-            return Err(HostError::state(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads `compile/topology.json` (envelope or flat, FORMATS.md §15.1). `Ok(None)` when absent
+/// or of no recognised shape. Linear in the file's size.
+///
+/// Errors: [`TopologyReadError`] — unreadable, or not valid JSON.
+pub fn read_topology(state_dir: &Path) -> Result<Option<TopologyFile>, TopologyReadError> {
+    let path = state_dir
+        .join(layout::COMPILE_DIR)
+        .join(layout::TOPOLOGY_FILE);
+    let Some(bytes) = read_if_present(&path).map_err(|e| TopologyReadError::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?
+    else {
+        return Ok(None);
     };
-    let v = json::parse(&bytes).map_err(|e| {
-        HostError::state(format!(
-            "{}: compile/topology.json is not valid JSON: {}",
-            state_dir.display(),
-            e.message()
-        ))
-    })?;
+    let v = json::parse(&bytes).map_err(TopologyReadError::InvalidJson)?;
     Ok(unwrap_topology(&v))
+}
+
+/// `{fresh, reused}` of the compile manifest's `cost.tokens`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifestTokens {
+    /// Fresh tokens.
+    pub fresh: u64,
+    /// Reused tokens.
+    pub reused: u64,
 }
 
 /// The readable members of `compile/manifest.json` (FORMATS.md §15.4, HOST.md §6.2).
@@ -63,8 +88,8 @@ pub struct Manifest {
     pub model: Option<String>,
     /// `cost.provider`.
     pub provider: Option<String>,
-    /// `cost.tokens`.
-    pub cost: Tokens,
+    /// `cost.tokens` (0 when unreadable).
+    pub cost: ManifestTokens,
     /// `nodes`.
     pub nodes: Option<u64>,
     /// `edges`.
@@ -95,16 +120,9 @@ pub fn read_manifest(state_dir: &Path) -> ManifestRead {
     let path = state_dir
         .join(layout::COMPILE_DIR)
         .join(layout::MANIFEST_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return ManifestRead::Absent;
-        }
+    let bytes = match read_if_present(&path) {
+        Ok(Some(b)) => b,
+        Ok(None) => return ManifestRead::Absent,
         Err(e) => return ManifestRead::Unreadable(e.to_string()),
     };
     let v = match json::parse(&bytes) {
@@ -132,7 +150,7 @@ pub fn read_manifest(state_dir: &Path) -> ManifestRead {
             .and_then(|c| c.get("provider"))
             .and_then(Value::as_str)
             .map(str::to_string),
-        cost: Tokens {
+        cost: ManifestTokens {
             fresh: tok("fresh"),
             reused: tok("reused"),
         },
@@ -140,91 +158,6 @@ pub fn read_manifest(state_dir: &Path) -> ManifestRead {
         edges: count(v.get("edges")),
         compiled_at: s("compiled_at"),
     })
-}
-
-/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Freshness {
-    /// The cache matches the current key triple and every file checks out.
-    Fresh,
-    /// Stale, with the first applicable reason.
-    Stale(String),
-    /// No manifest.
-    Absent,
-    /// Freshness could not be decided (the error).
-    Unknown(String),
-}
-
-impl Freshness {
-    /// `fresh`, `stale`, `absent` or `unknown` (the `status --json` member).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Freshness::Fresh => "fresh",
-            Freshness::Stale(_) => "stale",
-            Freshness::Absent => "absent",
-            Freshness::Unknown(_) => "unknown",
-        }
-    }
-}
-
-/// The compile cache key of a reactor (HOST.md §6.3), computed offline and keylessly: the
-/// contract-set fingerprint of `contracts_dir`, the SDK version (with the `+skill.` suffix when
-/// `REACTOR_SKILL_PATH` replaces the system prompt) and the resolved compile model.
-///
-/// Errors (one line): `contracts invalid: <load error>`, a `REACTOR_SKILL_PATH` problem, a
-/// provider configuration error, or `model.compile_model is required for provider '<p>'`.
-pub fn cache_key(
-    contracts_dir: &Path,
-    settings: &crate::model::ProviderSettings,
-) -> Result<crate::compile::CacheKey, String> {
-    let set = crate::contract::ContractSet::load(contracts_dir)
-        .map_err(|e| format!("contracts invalid: {e}"))?;
-    let prompt = crate::model::prompt::system_prompt()?;
-    let replaced = match prompt.source {
-        crate::model::PromptSource::File(_) => Some(prompt.text.as_str()),
-        crate::model::PromptSource::Embedded => None,
-    };
-    let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
-    let model = config
-        .require_compile_model()
-        .map_err(|e| e.to_string())?
-        .to_string();
-    Ok(crate::compile::CacheKey {
-        contract_set_fingerprint: set.fingerprint(),
-        sdk_version: crate::compile::sdk_version(replaced),
-        model,
-    })
-}
-
-/// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7): `Absent` without a
-/// manifest; otherwise the full check of [`crate::compile::cache::freshness`] (key triple,
-/// digests, keyless load) against [`cache_key`]. When the key cannot be computed the answer is
-/// `Unknown(<error>)`, except for an unreadable manifest, which is stale whatever the key.
-pub fn compile_freshness(
-    state_dir: &Path,
-    contracts_dir: &Path,
-    settings: &crate::model::ProviderSettings,
-    manifest: &ManifestRead,
-) -> Freshness {
-    if *manifest == ManifestRead::Absent {
-        return Freshness::Absent;
-    }
-    let key = match cache_key(contracts_dir, settings) {
-        Ok(k) => k,
-        Err(e) => {
-            return match manifest {
-                ManifestRead::Unreadable(m) => {
-                    Freshness::Stale(format!("manifest unreadable: {m}"))
-                }
-                _ => Freshness::Unknown(e),
-            };
-        }
-    };
-    match crate::compile::cache::freshness(state_dir, &key) {
-        crate::compile::Freshness::Fresh(_) => Freshness::Fresh,
-        crate::compile::Freshness::Stale { reason, .. } => Freshness::Stale(reason.to_string()),
-        crate::compile::Freshness::Absent { .. } => Freshness::Absent,
-    }
 }
 
 /// The current writer of a state directory (HOST.md §7.1; FORMATS.md §12).
@@ -338,8 +271,8 @@ pub fn version_file(state_dir: &Path, node: &str, version: &str) -> VersionFile 
 /// The declared facets of a node (never `@atomic`): from its compile artifact
 /// (`compile/nodes/<hex>.json`, `canonicalizer.facets[].facet`) when present; otherwise the
 /// facets its outbound edges consume (edge order); otherwise the facets of its published
-/// fingerprint map.
-pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<String> {
+/// fingerprint map. Costs the node's own edges (through the index), not the topology's.
+pub fn maintains(state_dir: &Path, index: &TopologyIndex<'_>, node: &str) -> Vec<String> {
     let artifact = state_dir
         .join(layout::COMPILE_DIR)
         .join(layout::COMPILE_NODES_DIR)
@@ -359,12 +292,7 @@ pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<Strin
             .map(str::to_string)
             .collect();
     }
-    let mut out: Vec<String> = Vec::new();
-    for e in &topology.edges {
-        if e.producer == node && e.facet != "@atomic" && !out.contains(&e.facet) {
-            out.push(e.facet.clone());
-        }
-    }
+    let mut out = index.consumed_facets(node);
     if out.is_empty()
         && let Some(p) = published(state_dir, node)
     {
@@ -379,12 +307,12 @@ pub fn maintains(state_dir: &Path, topology: &Topology, node: &str) -> Vec<Strin
 }
 
 /// The phantom ingress producer of an entry point: the producer of an edge into it that is not
-/// a topology node (reference fixtures), else `<gateway>::ingress`.
-pub fn ingress_of(topology: &Topology, gateway: &str) -> String {
-    topology
-        .edges
-        .iter()
-        .find(|e| e.subscriber == gateway && !topology.has_node(&e.producer))
+/// a topology node (reference fixtures), else `<gateway>::ingress`. Costs the gateway's inbound
+/// edges.
+pub fn ingress_of(index: &TopologyIndex<'_>, gateway: &str) -> String {
+    index
+        .inbound(gateway)
+        .find(|e| !index.has_node(&e.producer))
         .map(|e| e.producer.clone())
         .unwrap_or_else(|| crate::core::ir::ingress_node(gateway))
 }
@@ -418,10 +346,49 @@ fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
     v
 }
 
+/// What one version file is.
+enum VersionCheck {
+    /// Decodes and hashes to its name.
+    Valid,
+    /// Not there.
+    Missing,
+    /// There but wrong (the error line).
+    Invalid(String),
+}
+
+/// Checks `versions/<name>` of a node (`expected` is the version its name encodes).
+fn check_version_file(node: &str, name: &str, path: &Path, expected: &str) -> VersionCheck {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return VersionCheck::Missing,
+        Err(e) => {
+            return VersionCheck::Invalid(format!("{node}: versions/{name} cannot be read: {e}"));
+        }
+    };
+    if let Err(e) = opwm::decode(&bytes) {
+        return VersionCheck::Invalid(format!(
+            "{node}: versions/{name} does not decode as OPWM1: {e}"
+        ));
+    }
+    let actual = address(&bytes);
+    if actual != expected {
+        return VersionCheck::Invalid(format!(
+            "{node}: versions/{name} hashes to {actual}, not to its name"
+        ));
+    }
+    VersionCheck::Valid
+}
+
 /// Binds the world-model store (HOST.md §8.11): every `versions/sha256_<hex>.bin` must decode as
 /// OPWM1 and hash to its name; every `published.json` must parse and point to an existing
 /// version. Directories whose names are not hex-encoded node ids, and files not named like
-/// versions, are ignored (unknown entries, FORMATS.md §2).
+/// versions, are ignored (unknown entries, FORMATS.md §2). Linear in the store's files.
+///
+/// Safe next to a writer: a writer commits the version file before the `published.json` that
+/// names it (FORMATS.md §14.8), so each node's `published.json` is read **before** its
+/// `versions/` is listed — a version a concurrent commit adds is then either not yet named or
+/// already listed — and a named version the listing lacks is looked up once more by name
+/// before it is reported missing.
 pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
     let mut out = WorldModelCheck::default();
     let Some(root) = world_models_dir(state_dir) else {
@@ -434,9 +401,11 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
         let Some(node) = segment_node(&seg) else {
             continue;
         };
+        // The pointer first (see above), then the versions.
+        let pointer = std::fs::read(node_dir.join(layout::PUBLISHED_FILE));
         let versions_dir = node_dir.join(layout::VERSIONS_DIR);
-        let mut present: std::collections::HashSet<String> = std::collections::HashSet::new();
-        let mut invalid: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut present: HashSet<String> = HashSet::new();
+        let mut invalid: HashSet<String> = HashSet::new();
         for (name, path) in sorted_entries(&versions_dir) {
             let Some(hexpart) = name
                 .strip_prefix("sha256_")
@@ -452,57 +421,63 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
                 ));
                 continue;
             }
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) => {
-                    out.errors
-                        .push(format!("{node}: versions/{name} cannot be read: {e}"));
+            match check_version_file(&node, &name, &path, &expected) {
+                VersionCheck::Valid => {
+                    present.insert(expected);
+                }
+                VersionCheck::Invalid(line) => {
+                    out.errors.push(line);
+                    invalid.insert(expected);
+                }
+                // Listed, then gone: version files are never deleted by writers; report it.
+                VersionCheck::Missing => out.errors.push(format!(
+                    "{node}: versions/{name} vanished while it was read"
+                )),
+            }
+        }
+        let bytes = match pointer {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                out.errors
+                    .push(format!("{node}: published.json cannot be read: {e}"));
+                continue;
+            }
+            Ok(b) => b,
+        };
+        let Some(p) = Published::parse(&bytes) else {
+            out.errors.push(format!(
+                "{node}: published.json does not parse (expected {{\"version\": <string>, \"fingerprints\": {{…}}}})"
+            ));
+            continue;
+        };
+        if present.contains(&p.version) {
+            continue;
+        }
+        let what = if invalid.contains(&p.version) {
+            "an invalid version file"
+        } else {
+            // Not listed: look it up by name before calling it missing.
+            let recheck = version_file_name(&p.version).map(|name| {
+                let path = versions_dir.join(&name);
+                check_version_file(&node, &name, &path, &p.version)
+            });
+            match recheck {
+                Some(VersionCheck::Valid) => {
+                    out.versions += 1;
                     continue;
                 }
-            };
-            if let Err(e) = opwm::decode(&bytes) {
-                out.errors.push(format!(
-                    "{node}: versions/{name} does not decode as OPWM1: {e}"
-                ));
-                invalid.insert(expected);
-                continue;
-            }
-            let actual = address(&bytes);
-            if actual != expected {
-                out.errors.push(format!(
-                    "{node}: versions/{name} hashes to {actual}, not to its name"
-                ));
-                invalid.insert(expected);
-                continue;
-            }
-            present.insert(expected);
-        }
-        let pub_path = node_dir.join(layout::PUBLISHED_FILE);
-        match std::fs::read(&pub_path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => out
-                .errors
-                .push(format!("{node}: published.json cannot be read: {e}")),
-            Ok(bytes) => match Published::parse(&bytes) {
-                None => out.errors.push(format!(
-                    "{node}: published.json does not parse (expected {{\"version\": <string>, \"fingerprints\": {{…}}}})"
-                )),
-                Some(p) => {
-                    // Only a version that decoded and hashed to its name counts.
-                    if !present.contains(&p.version) {
-                        let what = if invalid.contains(&p.version) {
-                            "an invalid version file"
-                        } else {
-                            "a version file that is missing"
-                        };
-                        out.errors.push(format!(
-                            "{node}: published.json points to {} ({what})",
-                            crate::host::yaml::clip(&p.version, 80)
-                        ));
-                    }
+                Some(VersionCheck::Invalid(line)) => {
+                    out.versions += 1;
+                    out.errors.push(line);
+                    "an invalid version file"
                 }
-            },
-        }
+                Some(VersionCheck::Missing) | None => "a version file that is missing",
+            }
+        };
+        out.errors.push(format!(
+            "{node}: published.json points to {} ({what})",
+            crate::format::sanitize::clip(&p.version, 80)
+        ));
     }
     out
 }
@@ -543,16 +518,34 @@ mod tests {
         assert!(c.errors[0].starts_with("n: versions/sha256_"), "{c:?}");
         assert!(c.errors[0].contains("does not decode as OPWM1"), "{c:?}");
         assert!(c.errors[1].contains("published.json points to"), "{c:?}");
+        assert!(c.errors[1].ends_with("(an invalid version file)"), "{c:?}");
         // A valid artifact under the wrong name.
         std::fs::write(&vpath, &art2).unwrap();
         let c = check_world_models(d.path());
         assert!(c.errors[0].contains("hashes to sha256:"), "{c:?}");
-        // Unparseable pointer.
+        // The version file removed: missing (after the re-check by name).
+        std::fs::remove_file(&vpath).unwrap();
+        let c = check_world_models(d.path());
+        assert_eq!(c.errors.len(), 1, "{c:?}");
+        assert!(
+            c.errors[0].ends_with("(a version file that is missing)"),
+            "{c:?}"
+        );
+        // A pointer to a version string that is not a content address.
         let p = d
             .path()
             .join("world-models")
             .join(node_segment("m"))
             .join("published.json");
+        std::fs::write(&p, br#"{"version":"nope","fingerprints":{}}"#).unwrap();
+        let c = check_world_models(d.path());
+        assert!(
+            c.errors
+                .iter()
+                .any(|e| e == "m: published.json points to nope (a version file that is missing)"),
+            "{c:?}"
+        );
+        // Unparseable pointer.
         std::fs::write(&p, b"{").unwrap();
         let c = check_world_models(d.path());
         assert!(
@@ -563,39 +556,61 @@ mod tests {
         );
     }
 
+    /// A writer committing while the check runs never makes a version "missing": the commit
+    /// order (version file, then pointer) and the read order (pointer, then versions) agree.
+    #[test]
+    fn concurrent_commits_are_never_missing() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let store = WorldModelStore::new(d.path())
+            .with_durability(crate::store::worldmodel::Durability::Deferred);
+        let dir = d.path().to_path_buf();
+        let stop = Arc::new(AtomicBool::new(false));
+        let commits = Arc::new(AtomicU64::new(0));
+        let (flag, count) = (stop.clone(), commits.clone());
+        let writer = std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !flag.load(Ordering::SeqCst) {
+                let art = opwm::encode(vec![("n.txt".into(), i.to_string().into_bytes())]).unwrap();
+                let node = ["a", "b"][(i % 2) as usize];
+                store
+                    .commit(node, &art, &Fingerprints::atomic(opwm::version(&art)))
+                    .unwrap();
+                i += 1;
+                count.store(i, Ordering::SeqCst);
+            }
+        });
+        let mut checks = 0;
+        while checks < 200 || commits.load(Ordering::SeqCst) < 200 {
+            let c = check_world_models(&dir);
+            assert!(c.ok(), "check {checks}: {:?}", c.errors);
+            checks += 1;
+        }
+        stop.store(true, Ordering::SeqCst);
+        writer.join().unwrap();
+        let c = check_world_models(&dir);
+        assert!(c.ok() && c.versions >= 200, "{c:?}");
+    }
+
     #[test]
     fn manifest_and_writer() {
         let d = tempfile::tempdir().unwrap();
         assert_eq!(read_manifest(d.path()), ManifestRead::Absent);
-        let settings = crate::model::ProviderSettings::default();
-        assert_eq!(
-            compile_freshness(d.path(), d.path(), &settings, &ManifestRead::Absent),
-            Freshness::Absent
-        );
         std::fs::create_dir(d.path().join("compile")).unwrap();
         std::fs::write(d.path().join("compile/manifest.json"), "[1]").unwrap();
-        let m = read_manifest(d.path());
         assert_eq!(
-            m,
+            read_manifest(d.path()),
             ManifestRead::Unreadable("expected an object, got array".into())
         );
-        // The compile cache module words the reason (the key is computable here).
-        match compile_freshness(d.path(), d.path(), &settings, &m) {
-            Freshness::Stale(r) => assert!(r.starts_with("manifest unreadable: "), "{r}"),
-            other => panic!("{other:?}"),
-        }
-        // Without a computable key (no compile model for openai) it is still stale.
-        let openai = crate::model::ProviderSettings {
-            provider: Some("openai".into()),
-            ..Default::default()
-        };
+        std::fs::write(d.path().join("compile/manifest.json"), "{").unwrap();
         assert_eq!(
-            compile_freshness(d.path(), d.path(), &openai, &m),
-            Freshness::Stale("manifest unreadable: expected an object, got array".into())
+            read_manifest(d.path()),
+            ManifestRead::Unreadable("not valid JSON: unexpected end of JSON input".into())
         );
         std::fs::write(
             d.path().join("compile/manifest.json"),
-            r#"{"contract_set_fingerprint":"sha256:x","sdk_version":"reactor-rs/0.2.0","model":"m","cost":{"provider":"openrouter","model":"m","tokens":{"fresh":4210,"reused":0},"surprise_cause":"self"},"nodes":2,"edges":1,"compiled_at":"2026-06-02T18:00:00.000Z"}"#,
+            r#"{"contract_set_fingerprint":"sha256:x","sdk_version":"reactor-rs/0.2.0","model":"m","cost":{"provider":"openrouter","model":"m","tokens":{"fresh":4210,"reused":-1},"surprise_cause":"self"},"nodes":2,"edges":1.5,"compiled_at":"2026-06-02T18:00:00.000Z"}"#,
         )
         .unwrap();
         let ManifestRead::Present(m) = read_manifest(d.path()) else {
@@ -603,13 +618,14 @@ mod tests {
         };
         assert_eq!(
             m.cost,
-            Tokens {
+            ManifestTokens {
                 fresh: 4210,
                 reused: 0
             }
         );
-        assert_eq!((m.nodes, m.edges), (Some(2), Some(1)));
+        assert_eq!((m.nodes, m.edges), (Some(2), None));
         assert_eq!(m.compiled_at.as_deref(), Some("2026-06-02T18:00:00.000Z"));
+        assert_eq!(m.provider.as_deref(), Some("openrouter"));
         // Writer: our own pid is alive; a serve.json with the same pid makes it a daemon.
         assert_eq!(current_writer(d.path()), None);
         let me = std::process::id();
@@ -628,5 +644,32 @@ mod tests {
         );
         std::fs::write(d.path().join(".lock"), "999999999\n").unwrap();
         assert_eq!(current_writer(d.path()), None);
+    }
+
+    #[test]
+    fn topology_reading() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(read_topology(d.path()).unwrap().is_none());
+        std::fs::create_dir(d.path().join("compile")).unwrap();
+        let p = d.path().join("compile/topology.json");
+        std::fs::write(&p, "{\"nodes\":[").unwrap();
+        let e = read_topology(d.path()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "compile/topology.json is not valid JSON: unexpected end of JSON input"
+        );
+        std::fs::write(&p, "{\"nope\":1}").unwrap();
+        assert!(read_topology(d.path()).unwrap().is_none());
+        std::fs::write(
+            &p,
+            r#"{"nodes":[{"node":"g"},{"node":"b"}],"edges":[{"producer":"ingress.g","subscriber":"g","facet":"inbox"},{"producer":"g","subscriber":"b","facet":"f"},{"producer":"g","subscriber":"b","facet":"f"},{"producer":"g","subscriber":"b","facet":"@atomic"}],"entry_points":["g"]}"#,
+        )
+        .unwrap();
+        let t = read_topology(d.path()).unwrap().unwrap();
+        let ix = t.topology.index();
+        assert_eq!(ingress_of(&ix, "g"), "ingress.g");
+        assert_eq!(ingress_of(&ix, "b"), "b::ingress");
+        assert_eq!(maintains(d.path(), &ix, "g"), vec!["f".to_string()]);
+        assert!(maintains(d.path(), &ix, "b").is_empty());
     }
 }

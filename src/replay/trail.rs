@@ -1,19 +1,22 @@
-//! The receipt trail as the offline verbs read it (FORMATS.md §11.2): the longest consistent
-//! prefix of `<state-dir>/receipts.json`, never locked, never repaired, never created. A torn
-//! tail or a zero-length file becomes a note; a corrupt file is an error.
+//! The receipt trail as the host's offline verbs read it (`status`, `logs`, `trace`, `inspect`,
+//! `receipts`): the complete prefix of one consistent snapshot of `<state-dir>/receipts.json`
+//! ([`crate::replay::ledger`], FORMATS.md §11.2), never locked, never repaired, never created.
+//! A torn tail or a zero-length file becomes a note; a corrupt file is an error.
 //!
 //! Every element is kept raw (for verification) and projected leniently for display: a receipt
 //! with a tampered or missing field still lists (with `?` for what cannot be read), so `logs`,
-//! `trace` and `receipts verify` can show it next to the verdict.
+//! `trace` and `receipts verify` can show it next to the verdict. Receipts are indexed by node
+//! once, so per-node questions (a chain verdict, a node's entries) cost the node's receipts,
+//! not the ledger's.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::format::json::Value;
 use crate::format::layout;
-use crate::format::receipt::{ChainVerdict, is_safe_nonneg_int, verify_receipt_chain};
-use crate::host::error::HostError;
-use crate::host::rollup::CostRollup;
-use crate::store::ledger::{self, TornTail};
+use crate::format::receipt::{ChainState, ChainVerdict, is_safe_nonneg_int};
+use crate::replay::ledger::{LedgerReadError, read_ledger_file};
+use crate::store::ledger::TornTail;
 
 /// One receipt projected for display. Fields that cannot be read are `?` (strings), `0`
 /// (tokens) or `None`.
@@ -59,6 +62,25 @@ fn tokens_at(v: &Value, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Collapses line breaks so a text prints as one line (HOST.md §3.3): each run of `\n`/`\r`
+/// becomes one space (none after a space), trailing whitespace is trimmed.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last_space = false;
+    for c in s.chars() {
+        if c == '\n' || c == '\r' {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            out.push(c);
+            last_space = c == ' ';
+        }
+    }
+    out.trim_end().to_string()
+}
+
 /// Projects one raw element (never fails).
 pub fn project_entry(index: usize, v: &Value) -> TrailEntry {
     let s = |path: &[&str]| str_at(v, path).unwrap_or("?").to_string();
@@ -70,7 +92,7 @@ pub fn project_entry(index: usize, v: &Value) -> TrailEntry {
     let reason = if status == "failed" {
         str_at(v, &["semantic_diff", "failure_reason"])
             .filter(|r| !r.trim().is_empty())
-            .map(crate::host::error::one_line)
+            .map(one_line)
     } else {
         None
     };
@@ -103,54 +125,62 @@ pub struct Trail {
     pub torn: Option<TornTail>,
     /// True when the file exists with zero bytes.
     pub zero_length: bool,
+    /// Distinct projected node names in order of first appearance.
+    order: Vec<String>,
+    /// Node name → indexes of its entries, in ledger order.
+    by_node: HashMap<String, Vec<usize>>,
 }
 
 impl Trail {
-    /// Reads `<state_dir>/receipts.json` (an absent file or directory is the empty ledger).
+    /// Reads `<state_dir>/receipts.json` (an absent file or directory is the empty ledger)
+    /// through the one ledger reader.
     ///
-    /// Errors (state, exit 1): an unreadable file; a file that is not an array or is corrupt
-    /// (FORMATS.md §11.2 step 5), with the hint to restore or move it aside.
-    pub fn read(state_dir: &Path) -> Result<Trail, HostError> {
+    /// Errors: [`LedgerReadError`] — an unreadable file; a file that is not an array, blank or
+    /// corrupt (FORMATS.md §11.2 step 5). Callers add the state-dir path and the restore hint.
+    pub fn read(state_dir: &Path) -> Result<Trail, LedgerReadError> {
         let path = state_dir.join(layout::RECEIPTS_FILE);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Trail {
-                    path,
-                    ..Trail::default()
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-                return Ok(Trail {
-                    path,
-                    ..Trail::default()
-                });
-            }
-            Err(e) => {
-                return Err(HostError::state(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )));
-            }
-        };
-        let read = ledger::read_ledger(&bytes).map_err(|e| {
-            HostError::state(format!("{}: {e}", state_dir.display()))
-                .with_hint("restore the file from a backup or move it aside")
-        })?;
-        let entries = read
-            .receipts
+        if !state_dir.is_dir() {
+            return Ok(Trail {
+                path,
+                ..Trail::default()
+            });
+        }
+        let snap = read_ledger_file(&path)?;
+        let mut t = Trail::from_raw(path, snap.receipts);
+        t.exists = snap.exists;
+        t.torn = snap.torn;
+        t.zero_length = snap.zero_length;
+        Ok(t)
+    }
+
+    /// A trail over raw receipts already read (projected and indexed by node).
+    pub fn from_raw(path: PathBuf, raw: Vec<Value>) -> Trail {
+        let entries: Vec<TrailEntry> = raw
             .iter()
             .enumerate()
             .map(|(i, v)| project_entry(i, v))
             .collect();
-        Ok(Trail {
+        let mut order = Vec::new();
+        let mut by_node: HashMap<String, Vec<usize>> = HashMap::new();
+        for e in &entries {
+            match by_node.get_mut(&e.node) {
+                Some(ix) => ix.push(e.index),
+                None => {
+                    order.push(e.node.clone());
+                    by_node.insert(e.node.clone(), vec![e.index]);
+                }
+            }
+        }
+        Trail {
             path,
             exists: true,
-            raw: read.receipts,
+            raw,
             entries,
-            torn: read.torn,
-            zero_length: read.zero_length,
-        })
+            torn: None,
+            zero_length: false,
+            order,
+            by_node,
+        }
     }
 
     /// The reader's notes (a torn tail, a zero-length file), without the `reactor: note: `
@@ -173,13 +203,6 @@ impl Trail {
         out
     }
 
-    /// Prints [`Trail::notes`] on stderr.
-    pub fn print_notes(&self) {
-        for n in self.notes() {
-            crate::host::output::note(&n);
-        }
-    }
-
     /// Number of receipts.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -192,45 +215,36 @@ impl Trail {
 
     /// Distinct node values in order of first appearance.
     pub fn nodes(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
-        self.entries
-            .iter()
-            .filter(|e| seen.insert(e.node.as_str()))
-            .map(|e| e.node.as_str())
-            .collect()
+        self.order.iter().map(String::as_str).collect()
     }
 
     /// True when some receipt names `node`.
     pub fn has_node(&self, node: &str) -> bool {
-        self.entries.iter().any(|e| e.node == node)
+        self.by_node.contains_key(node)
     }
 
     /// The entries of one node, in ledger order.
-    pub fn entries_of<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a TrailEntry> + 'a {
-        self.entries.iter().filter(move |e| e.node == node)
-    }
-
-    /// Verifies one node's chain on the raw receipts (FORMATS.md §7.2).
-    pub fn verify_chain(&self, node: &str) -> ChainVerdict {
-        let chain: Vec<Value> = self
-            .entries
+    pub fn entries_of<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a TrailEntry> + 'a {
+        self.by_node
+            .get(node)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
             .iter()
-            .filter(|e| e.node == node)
-            .map(|e| self.raw[e.index].clone())
-            .collect();
-        verify_receipt_chain(&chain)
+            .map(|&i| &self.entries[i])
     }
 
-    /// The cost rollup of every receipt, or of one node's.
-    pub fn rollup(&self, node: Option<&str>) -> CostRollup {
-        let mut r = CostRollup::new();
-        for e in &self.entries {
-            if node.is_some_and(|n| n != e.node) {
-                continue;
-            }
-            r.add(&e.node, &e.status, &e.surprise_cause, e.fresh, e.reused);
+    /// Number of receipts of one node.
+    pub fn count_of(&self, node: &str) -> usize {
+        self.by_node.get(node).map_or(0, Vec::len)
+    }
+
+    /// Verifies one node's chain on the raw receipts (FORMATS.md §7.2), in O(its receipts).
+    pub fn verify_chain(&self, node: &str) -> ChainVerdict {
+        let mut state = ChainState::default();
+        for e in self.entries_of(node) {
+            state.push(&self.raw[e.index], None);
         }
-        r
+        state.verdict()
     }
 }
 
@@ -284,22 +298,34 @@ mod tests {
         );
         std::fs::write(d.path().join("receipts.json"), b"{}").unwrap();
         let e = Trail::read(d.path()).unwrap_err();
-        assert!(
-            e.message
-                .ends_with("receipts.json must contain a JSON array"),
-            "{}",
-            e.message
-        );
-        assert_eq!(
-            e.hints,
-            vec!["restore the file from a backup or move it aside".to_string()]
-        );
+        assert_eq!(e.to_string(), "receipts.json must contain a JSON array");
         std::fs::write(d.path().join("receipts.json"), b"[1]x").unwrap();
         assert!(
             Trail::read(d.path())
                 .unwrap_err()
-                .message
-                .contains("corrupt at byte")
+                .to_string()
+                .contains("corrupt at byte 3")
         );
+    }
+
+    #[test]
+    fn per_node_index() {
+        let raw: Vec<Value> = ["a", "b", "a", "c", "a"]
+            .iter()
+            .map(|n| parse_str(&format!("{{\"node\":\"{n}\"}}")).unwrap())
+            .collect();
+        let t = Trail::from_raw(PathBuf::from("r"), raw);
+        assert_eq!(t.nodes(), vec!["a", "b", "c"]);
+        assert_eq!(
+            t.entries_of("a").map(|e| e.index).collect::<Vec<_>>(),
+            vec![0, 2, 4]
+        );
+        assert_eq!(t.count_of("c"), 1);
+        assert_eq!(t.count_of("z"), 0);
+        assert!(!t.has_node("z"));
+        let v = t.verify_chain("a");
+        assert!(!v.ok);
+        assert_eq!(v.length, 3);
+        assert!(t.verify_chain("z").ok);
     }
 }
