@@ -33,6 +33,8 @@
 
 mod assets;
 mod codec;
+mod conn;
+mod framing;
 mod policy;
 mod request;
 mod response;
@@ -45,6 +47,7 @@ pub use assets::{StaticAssets, content_type_for, normalize_asset_path};
 pub use codec::{
     DecodeError, Query, decode_path_segments, form_decode, percent_decode, split_target,
 };
+pub use conn::{DEFAULT_IO_TIMEOUT, IO_TIMEOUT_ENV, io_timeout_from_env, raise_open_file_limit};
 pub use policy::{AuthExemption, BearerAuth, HostAllowList, is_loopback_host};
 pub use request::{BodyError, DEFAULT_BODY_LIMIT, Request};
 pub use response::{
