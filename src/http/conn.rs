@@ -187,18 +187,87 @@ thread_local! {
     static QUIET_PANICS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `f` (which is expected to panic in a known way, see [`disposal`]) with the panic message
-/// suppressed on this thread, and catches the panic.
-fn quietly<F: FnOnce()>(f: F) {
+/// Writes one line to stderr without taking std's stderr lock (`reactor devtools` holds that
+/// lock on its main thread for its whole run, so `eprintln!` from a server thread would block
+/// forever). Best effort.
+pub(crate) fn log_line(line: &str) {
+    let mut text = line.to_owned();
+    text.push('\n');
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let stderr = std::io::stderr();
+        let mut bytes = text.as_bytes();
+        while !bytes.is_empty() {
+            match rustix::io::write(stderr.as_fd(), bytes) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => bytes = &bytes[n..],
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    eprint!("{text}");
+}
+
+static TINY_PANICS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Installs (once) the process's panic hook wrapper: panics inside [`quietly`] print nothing,
+/// the panic of tiny_http's accept thread is counted (see [`tiny_panics`]) instead of printed,
+/// panics on the server's `http-*` threads (a handler's, answered 500) are printed through
+/// [`log_line`], and every other panic goes to the previous hook. The accept-thread path takes no lock
+/// and writes nothing (it runs while the process is out of descriptors).
+///
+/// tiny_http 0.12's accept thread panics, rather than reporting an error, when it cannot
+/// duplicate an accepted socket (`try_clone().unwrap()` under `EMFILE`); the count is how the
+/// listener supervisor learns that the accept loop is gone.
+pub(crate) fn install_panic_hook() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !QUIET_PANICS.with(std::cell::Cell::get) {
-                previous(info);
+            // `Stream::clone` in refined_tcp_stream.rs runs only on the accept thread.
+            let in_accept = info.location().is_some_and(|l| {
+                l.file().ends_with("refined_tcp_stream.rs") && l.file().contains("tiny_http")
+            });
+            if in_accept {
+                TINY_PANICS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                return;
             }
+            if QUIET_PANICS.with(std::cell::Cell::get) {
+                return;
+            }
+            // The server's own threads report through `log_line`: the default hook takes std's
+            // stderr lock, which `reactor devtools` holds on its main thread, and would wedge
+            // the worker for good.
+            let thread = std::thread::current();
+            if let Some(name) = thread.name().filter(|n| n.starts_with("http-")) {
+                let payload = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                let at = info
+                    .location()
+                    .map(|l| format!("{}:{}", l.file(), l.line()))
+                    .unwrap_or_default();
+                log_line(&format!("thread '{name}' panicked at {at}: {payload}"));
+                return;
+            }
+            previous(info);
         }));
     });
+}
+
+/// How many times a tiny_http accept thread panicked so far.
+pub(crate) fn tiny_panics() -> u64 {
+    TINY_PANICS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Runs `f` (which is expected to panic in a known way, see [`disposal`]) with the panic message
+/// suppressed on this thread, and catches the panic.
+fn quietly<F: FnOnce()>(f: F) {
+    install_panic_hook();
     QUIET_PANICS.with(|q| q.set(true));
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     QUIET_PANICS.with(|q| q.set(false));

@@ -432,6 +432,7 @@ impl Server {
     /// the port is taken, [`BindError::Io`] for any other listen failure.
     pub fn start(config: ServerConfig, router: Router) -> Result<Server, BindError> {
         super::conn::raise_open_file_limit();
+        super::conn::install_panic_hook();
         let listener = bind(&config.host, config.port)?;
         let io_error = |source: std::io::Error| BindError::Io {
             host: config.host.clone(),
@@ -650,7 +651,17 @@ fn start_tiny(listener: &TcpListener) -> std::io::Result<Arc<tiny_http::Server>>
 const BACKOFF_FIRST: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
+/// One tiny_http instance and whether its accept loop has ended.
+struct Generation {
+    tiny: Arc<tiny_http::Server>,
+    dead: AtomicBool,
+}
+
 /// Keeps a tiny_http instance accepting on `listener` until shutdown (see the module docs).
+///
+/// tiny_http's accept loop ends in two ways: it reports the `accept()` error through its queue
+/// (the forwarder passes it on), or its thread panics when it cannot duplicate an accepted socket
+/// under `EMFILE` (seen through the panic hook's count, [`super::conn::tiny_panics`]).
 fn supervise(
     shared: &Arc<Shared>,
     listener: TcpListener,
@@ -659,11 +670,14 @@ fn supervise(
     requests: Sender<tiny_http::Request>,
 ) {
     let (failed_tx, failed_rx) = crossbeam_channel::unbounded::<std::io::Error>();
-    let mut current = Some(first);
+    let mut next = Some(first);
+    let mut current: Option<Arc<Generation>> = None;
     let mut backoff = BACKOFF_FIRST;
     let mut episode = false;
+    let mut last_failure = Instant::now();
+    let mut panics_seen = super::conn::tiny_panics();
     loop {
-        if let Some(tiny) = current.take() {
+        if let Some(tiny) = next.take() {
             let registered = {
                 let mut generations = shared.generations.lock().unwrap_or_else(|p| p.into_inner());
                 if shared.shutting_down.load(Ordering::SeqCst) {
@@ -676,29 +690,49 @@ fn supervise(
             if !registered {
                 return;
             }
+            let generation = Arc::new(Generation {
+                tiny,
+                dead: AtomicBool::new(false),
+            });
             let forwarder = {
                 let shared = Arc::clone(shared);
                 let requests = requests.clone();
                 let failed = failed_tx.clone();
-                let tiny = Arc::clone(&tiny);
+                let generation = Arc::clone(&generation);
                 std::thread::Builder::new()
                     .name("http-forward".to_owned())
-                    .spawn(move || forward(&shared, &tiny, &requests, &failed))
+                    .spawn(move || forward(&shared, &generation, &requests, &failed))
             };
             if forwarder.is_err() {
                 // Without a forwarder nobody would answer this instance's requests.
-                retire(shared, &tiny);
+                generation.tiny.unblock();
+                retire(shared, &generation.tiny);
                 let _ = failed_tx.send(std::io::Error::other("cannot spawn a thread"));
             }
+            current = Some(generation);
         }
-        // Wait for an accept error, shutdown, or a quiet second (the episode is over).
+        // Wait for an accept error, a panicked accept thread, or shutdown; a quiet second
+        // ends an episode.
         let error = crossbeam_channel::select! {
             recv(failed_rx) -> e => e.ok(),
             recv(shared.stop) -> _ => return,
-            default(BACKOFF_MAX) => {
-                backoff = BACKOFF_FIRST;
-                episode = false;
-                continue;
+            default(Duration::from_millis(20)) => {
+                let panics = super::conn::tiny_panics();
+                if panics != panics_seen {
+                    panics_seen = panics;
+                    if let Some(g) = &current {
+                        g.dead.store(true, Ordering::SeqCst);
+                    }
+                    Some(std::io::Error::other(
+                        "tiny_http's accept thread panicked: cannot duplicate a socket (out of descriptors)",
+                    ))
+                } else {
+                    if episode && last_failure.elapsed() >= BACKOFF_MAX + backoff {
+                        backoff = BACKOFF_FIRST;
+                        episode = false;
+                    }
+                    continue;
+                }
             }
         };
         let Some(error) = error else { return };
@@ -710,22 +744,20 @@ fn supervise(
             // saw no connection for the I/O timeout ends its accept loop. Start the next one at
             // once (connections wait in the backlog meanwhile).
             match start_tiny(&listener) {
-                Ok(tiny) => {
-                    current = Some(tiny);
-                    continue;
-                }
+                Ok(tiny) => next = Some(tiny),
                 Err(e) => {
                     let _ = failed_tx.send(e);
-                    continue;
                 }
             }
+            continue;
         }
+        last_failure = Instant::now();
         if !episode {
             episode = true;
-            eprintln!(
+            super::conn::log_line(&format!(
                 "reactor: http: accepting connections on {local_addr} failed ({error}); \
                  restarting the listener with backoff (5 ms doubling to 1 s)"
-            );
+            ));
         }
         loop {
             crossbeam_channel::select! {
@@ -736,7 +768,7 @@ fn supervise(
             match start_tiny(&listener) {
                 Ok(tiny) => {
                     shared.restarts.fetch_add(1, Ordering::Relaxed);
-                    current = Some(tiny);
+                    next = Some(tiny);
                     break;
                 }
                 // EMFILE again (the clone needs a descriptor): keep backing off.
@@ -755,17 +787,18 @@ fn retire(shared: &Shared, tiny: &Arc<tiny_http::Server>) {
 }
 
 /// Passes the requests of one tiny_http instance to the dispatcher. After the instance's accept
-/// error (reported once on `failed`), keeps passing requests from its open connections until
-/// none has arrived for twice the I/O timeout.
+/// loop ended (its error is reported once on `failed`), keeps passing requests from its open
+/// connections until none has arrived for twice the I/O timeout.
 fn forward(
     shared: &Arc<Shared>,
-    tiny: &Arc<tiny_http::Server>,
+    generation: &Generation,
     requests: &Sender<tiny_http::Request>,
     failed: &Sender<std::io::Error>,
 ) {
+    let tiny = &generation.tiny;
     let poll = Duration::from_millis(250);
     let idle_limit = shared.io_timeout * 2;
-    let mut dead_since: Option<Instant> = None;
+    let mut last_request = Instant::now();
     loop {
         if shared.shutting_down.load(Ordering::SeqCst) {
             // Pass on what is queued (answered 503 by the dispatcher), then stop.
@@ -774,22 +807,15 @@ fn forward(
             }
             break;
         }
-        let received = if dead_since.is_some() {
-            tiny.recv_timeout(poll)
-        } else {
-            tiny.recv().map(Some)
-        };
-        match received {
+        match tiny.recv_timeout(poll) {
             Ok(Some(rq)) => {
-                if dead_since.is_some() {
-                    dead_since = Some(Instant::now());
-                }
+                last_request = Instant::now();
                 if requests.send(rq).is_err() {
                     break;
                 }
             }
             Ok(None) => {
-                if dead_since.is_some_and(|t| t.elapsed() >= idle_limit) {
+                if generation.dead.load(Ordering::SeqCst) && last_request.elapsed() >= idle_limit {
                     break;
                 }
             }
@@ -797,8 +823,8 @@ fn forward(
             Err(_) if shared.shutting_down.load(Ordering::SeqCst) => {}
             Err(e) => {
                 // The accept loop has ended (tiny-http issue #283).
-                if dead_since.is_none() {
-                    dead_since = Some(Instant::now());
+                if !generation.dead.swap(true, Ordering::SeqCst) {
+                    last_request = Instant::now();
                     let _ = failed.send(e);
                 }
             }

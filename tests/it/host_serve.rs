@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::support::fake_provider::{self as fake, Entry, FakeProvider};
 use crate::support::{bin, shared_dir};
 
-const CANARY: &str = "sk-test-0123456789abcdef-canary";
+pub(crate) const CANARY: &str = "sk-test-0123456789abcdef-canary";
 
 fn quickstart() -> Option<PathBuf> {
     let d = shared_dir().join("contracts/quickstart");
@@ -29,7 +29,7 @@ fn quickstart() -> Option<PathBuf> {
 }
 
 /// A temporary project with the quickstart contracts and a reactor.yml pointing at the fake.
-fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
+pub(crate) fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     let src = quickstart()?;
     let d = tempfile::tempdir().unwrap();
     for f in ["inbox.prose.md", "digest.prose.md"] {
@@ -46,7 +46,7 @@ fn project(fake: &FakeProvider, extra_yaml: &str) -> Option<tempfile::TempDir> {
     Some(d)
 }
 
-fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
+pub(crate) fn compile_entries(inbox_postconditions: Value) -> Vec<Entry> {
     vec![
         fake::chat_json(&json!({
             "nodes": [

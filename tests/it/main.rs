@@ -15,6 +15,7 @@ mod fixtures;
 mod host_cli;
 mod host_compile;
 mod host_serve;
+mod hostile_http;
 mod http_layer;
 mod model_providers;
 mod render_loop;
