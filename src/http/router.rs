@@ -515,6 +515,82 @@ mod tests {
     }
 
     #[test]
+    fn pattern_routes_decode_restrict_and_share_the_405_policy() {
+        let r = Router::new()
+            .only_methods(&["GET", "POST"])
+            .param("tenant", |v| v == "alpha" || v == "b/c")
+            .display_path(|rq| format!("shown:{}", rq.path()))
+            .get("/{tenant}/nodes/{node}", |rq| {
+                Response::text(
+                    200,
+                    &format!(
+                        "{}|{}",
+                        rq.param("tenant").unwrap(),
+                        rq.param("node").unwrap()
+                    ),
+                )
+            })
+            .post("/{tenant}/trigger/{node}", |_| Response::text(200, "t"))
+            .fallback(|_| Response::text(404, "nf"));
+        let run = |m: &str, p: &str| {
+            let mut rq = Request::synthetic(m, p, &[], Vec::new());
+            let resp = r.dispatch(&mut rq);
+            (resp.status(), body(&resp))
+        };
+        assert_eq!(run("GET", "/alpha/nodes/a%2Fb"), (200, "alpha|a/b".into()));
+        assert_eq!(
+            run("GET", "/alpha/nodes/x/"),
+            (200, "alpha|x".into()),
+            "trailing /"
+        );
+        assert_eq!(run("GET", "/b%2Fc/nodes/x"), (200, "b/c|x".into()));
+        assert_eq!(
+            run("GET", "/gamma/nodes/x"),
+            (404, "nf".into()),
+            "restricted"
+        );
+        assert_eq!(run("GET", "/alpha/nodes"), (404, "nf".into()));
+        assert_eq!(run("GET", "/alpha/nodes/x/y"), (404, "nf".into()));
+        assert_eq!(
+            run("GET", "/alpha/nodes/%zz"),
+            (400, r#"{"error":"invalid path encoding"}"#.into())
+        );
+        assert_eq!(
+            run("GET", "/alpha/trigger/x"),
+            (
+                405,
+                r#"{"error":"method GET not allowed on shown:/alpha/trigger/x"}"#.into()
+            )
+        );
+        assert_eq!(run("POST", "/alpha/trigger/x"), (200, "t".into()));
+        let mut rq = Request::synthetic("GET", "/alpha/trigger/x", &[], Vec::new());
+        assert_eq!(r.dispatch(&mut rq).header("allow"), Some("POST"));
+    }
+
+    #[test]
+    fn public_routes_skip_the_bearer_check_for_their_methods_only() {
+        let r = Router::new()
+            .decoded_segments()
+            .bearer_auth(BearerAuth::new("tok-0123456789abcdef"))
+            .public_route(&["GET"], "/health", |_| Response::text(200, "ok"))
+            .post("/health", |_| Response::text(200, "posted"))
+            .get("/status", |_| Response::text(200, "s"));
+        let status = |m: &str, p: &str| {
+            let mut rq = Request::synthetic(m, p, &[], Vec::new());
+            r.dispatch(&mut rq).status()
+        };
+        assert_eq!(status("GET", "/health"), 200);
+        assert_eq!(status("GET", "/health/"), 200);
+        assert_eq!(status("POST", "/health"), 401);
+        assert_eq!(status("GET", "/status"), 401);
+        assert_eq!(
+            status("GET", "/nowhere"),
+            401,
+            "unmatched paths need the token"
+        );
+    }
+
+    #[test]
     fn fallback_receives_unmatched_paths() {
         let r = sample().fallback(|rq| Response::text(404, &format!("nf {}", rq.path())));
         let mut rq = Request::synthetic("GET", "/zzz?q", &[], Vec::new());

@@ -1023,6 +1023,49 @@ fn sse_dropped_client_is_removed_silently() {
 }
 
 #[test]
+fn sse_client_that_stops_reading_is_closed_by_the_send_timeout() {
+    let hub = SseHub::new(SseConfig {
+        heartbeat: Duration::from_millis(50),
+        max_queued: usize::MAX,
+        ..SseConfig::default()
+    });
+    let server = Server::start(
+        ServerConfig {
+            io_timeout: Duration::from_millis(300),
+            ..config()
+        },
+        viewer_like(Some(hub.clone())),
+    )
+    .unwrap();
+    // A healthy stream outlives several timeouts: heartbeats keep the socket moving.
+    let (_, mut healthy) = SseReader::open(&server);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1200) {
+        assert!(healthy.block().is_some(), "the healthy stream ended");
+    }
+    // A client that never reads: once its socket buffers are full, the next write waits longer
+    // than the send timeout and the stream is closed.
+    let mut stalled = connect(server.local_addr());
+    stalled
+        .write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    wait_until("two streams", || server.event_streams() == 2);
+    let big = "x".repeat(64 * 1024);
+    let t0 = Instant::now();
+    while server.event_streams() == 2 {
+        hub.broadcast(&SseEvent::named("bulk", &big));
+        while healthy.block().is_some_and(|b| !b.contains("bulk")) {}
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the stalled stream was never closed"
+        );
+    }
+    assert_eq!(server.event_streams(), 1, "the healthy stream survives");
+    drop(stalled);
+    assert!(healthy.block().is_some());
+}
+
+#[test]
 fn sse_over_http_1_0_is_close_delimited() {
     let (server, hub) = sse_server(5000, 64, 1000);
     let mut s = connect(server.local_addr());
