@@ -32,7 +32,15 @@
 //! The listening socket carries `SO_RCVTIMEO` and `SO_SNDTIMEO` ([`ServerConfig::io_timeout`],
 //! 30 s by default), which Linux copies to every accepted connection: a head or body that
 //! stalls, an idle keep-alive connection, and an event-stream client that stops reading are
-//! closed when a read or write makes no progress for that long.
+//! closed when a read or write makes no progress for that long. `accept()` honours the
+//! listener's `SO_RCVTIMEO` too, so a tiny_http instance that sees no connection for that long
+//! ends its accept loop with `EAGAIN`; the supervisor starts the next instance at once, without
+//! backoff or log (an idle server thus renews its accept thread every 30 s).
+//!
+//! Not bounded by any of this (inside tiny_http 0.12, out of reach without patching it): the
+//! request-head size (a head is buffered whole; peak memory is about twice its size), and an
+//! `HTTP/2.0` request line, which deadlocks its connection thread for good (tiny_http writes its
+//! 505 through the next sequential writer while the request holding the previous one is alive).
 //!
 //! ## Framing and closing
 //! Before routing, the dispatcher checks each head against RFC 9112 (see `framing.rs`): a
