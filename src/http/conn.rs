@@ -104,14 +104,19 @@ pub fn raise_open_file_limit() -> Option<(u64, u64)> {
     }
 }
 
-/// Which directions [`ClientSocket::shutdown`] closes: reading only (so that tiny_http's
-/// discarding of an unread body ends at once, while the response can still be written) or both
-/// (after the last byte of the response).
+/// Which directions [`ClientSocket::shutdown`] closes: reading (tiny_http's discarding of an
+/// unread body then ends at end of input) or writing (the client sees the end of the response).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Half {
     Read,
-    Both,
+    Write,
 }
+
+/// How long a connection closed after a refusal keeps reading (and discarding) what the client
+/// still sends, before it stops reading: 2 seconds. Closing a socket with unread input makes the
+/// kernel send a reset, and a client still sending its body would then lose the response it has
+/// not read yet (the "lingering close" of Apache and nginx).
+pub const LINGER: Duration = Duration::from_secs(2);
 
 /// A duplicate handle on one client connection that tiny_http owns, found by its peer address.
 /// Dropping it closes only the duplicate; tiny_http's own descriptors close as usual.
@@ -174,12 +179,64 @@ impl ClientSocket {
             use rustix::net::Shutdown;
             let how = match half {
                 Half::Read => Shutdown::Read,
-                Half::Both => Shutdown::Both,
+                Half::Write => Shutdown::Write,
             };
             let _ = rustix::net::shutdown(&self.fd, how);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = half;
+    }
+
+    /// Writes `bytes` directly on the socket (bounded by the send timeout). Errors are the
+    /// connection's (the client left).
+    pub(crate) fn write_all(&self, bytes: &[u8]) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let mut rest = bytes;
+            while !rest.is_empty() {
+                match rustix::io::write(&self.fd, rest) {
+                    Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                    Ok(n) => rest = &rest[n..],
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok(())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = bytes;
+            Err(std::io::ErrorKind::Unsupported.into())
+        }
+    }
+
+    /// Stops reading on this socket [`LINGER`] from now (on a background thread), so that
+    /// tiny_http's discarding of a body the client keeps sending ends by then.
+    pub(crate) fn stop_reading_after_linger(self) {
+        static LINGERING: std::sync::OnceLock<
+            Option<crossbeam_channel::Sender<(std::time::Instant, ClientSocket)>>,
+        > = std::sync::OnceLock::new();
+        let tx = LINGERING.get_or_init(|| {
+            let (tx, rx) = crossbeam_channel::unbounded::<(std::time::Instant, ClientSocket)>();
+            std::thread::Builder::new()
+                .name("http-linger".to_owned())
+                .spawn(move || {
+                    // Deadlines arrive in order (a constant delay).
+                    while let Ok((deadline, socket)) = rx.recv() {
+                        let wait = deadline.saturating_duration_since(std::time::Instant::now());
+                        std::thread::sleep(wait);
+                        socket.shutdown(Half::Read);
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        });
+        match tx {
+            Some(tx) => {
+                let _ = tx.send((std::time::Instant::now() + LINGER, self));
+            }
+            None => self.shutdown(Half::Read),
+        }
     }
 }
 
@@ -384,16 +441,15 @@ mod tests {
             eprintln!("skipped: pidfd_getfd is not available here");
             return;
         };
-        socket.shutdown(Half::Both);
+        socket.write_all(b"hi").unwrap();
+        socket.shutdown(Half::Write);
+        socket.shutdown(Half::Read);
         client
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
-        let mut buf = [0u8; 4];
-        assert_eq!(
-            client.read(&mut buf).unwrap(),
-            0,
-            "the client sees the close"
-        );
+        let mut buf = Vec::new();
+        client.read_to_end(&mut buf).unwrap();
+        assert_eq!(buf, b"hi", "the client sees the bytes, then the close");
         let _ = client.write_all(b"x");
         drop(accepted);
     }

@@ -46,10 +46,13 @@
 //! Before routing, the dispatcher checks each head against RFC 9112 (see `framing.rs`): a
 //! refused head gets 400 or 501 with `connection: close`. Every response that carries
 //! `connection: close` (refusals, 413s, a body that could not be read, an unread declared body
-//! over the body limit) closes its connection: the server shuts the socket down for reading
-//! (so that nothing after the head is ever parsed as another request, and tiny_http's discarding
-//! of an unread body ends at once), writes the response, then shuts it down both ways. Requests
-//! tiny_http had already parsed from such a connection are never routed. Requests are never
+//! over the body limit) closes its connection: the server writes the response at once directly
+//! on the socket, ends its output, discards what the client still sends for at most 2 s
+//! (lingering close, so that a client still sending its body reads the response instead of a
+//! reset) and stops reading. Requests tiny_http parses from such a connection are never routed.
+//! (A response written this way does not wait for an earlier pipelined response on the same
+//! connection still being written; only a client that pipelines behind a request it then
+//! oversizes can see them interleaved.) Requests are never
 //! abandoned: see `conn.rs` for how a request with an absurd unread `Content-Length` is let go
 //! (tiny_http would allocate the whole declared length to discard it).
 //!
@@ -848,13 +851,10 @@ fn dispatch_loop(shared: &Arc<Shared>, incoming: &Receiver<tiny_http::Request>) 
         let request = Request::from_tiny(rq, shared.body_limit);
         let peer = request.remote_addr();
         if peer.is_some_and(|p| shared.is_closing(p)) {
-            // Parsed from a connection being closed after a refusal: never routed.
+            // Parsed from a connection being closed after a refusal: never routed, never
+            // answered (its output is already closed).
             let shared = Arc::clone(shared);
-            rejecters.submit(Box::new(move || {
-                let refusal = Response::error(400, "connection closed after a refused request")
-                    .with_header("connection", "close");
-                send(&shared, request, refusal);
-            }));
+            rejecters.submit(Box::new(move || discard(&shared, request)));
             continue;
         }
         if let Some(refusal) = framing::check(request.http_version(), request.headers()) {
@@ -890,6 +890,18 @@ fn dispatch_loop(shared: &Arc<Shared>, incoming: &Receiver<tiny_http::Request>) 
             let shared = Arc::clone(shared);
             rejecters.submit(Box::new(move || send(&shared, request, Response::busy())));
         }
+    }
+}
+
+/// Lets a request go without routing or answering it (tiny_http's own 500 meets the closed
+/// output of a connection being closed).
+fn discard(shared: &Shared, mut request: Request) {
+    let how = disposal(request.unread_declared());
+    if how == Disposal::Park {
+        shared.parked.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Source::Tiny(rq) = std::mem::replace(&mut request.source, Source::Taken) {
+        dispose(*rq, how);
     }
 }
 
@@ -1042,6 +1054,21 @@ fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
     let _ = rq.respond(tiny_response);
 }
 
+/// A response head written by hand: status line, the sendable headers, `content-length`.
+fn raw_head(version: (u8, u8), status: u16, headers: &[(String, String)], len: usize) -> String {
+    let reason = tiny_http::StatusCode(status).default_reason_phrase();
+    let minor = if version >= (1, 1) { 1 } else { 0 };
+    let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
+    for (n, v) in headers
+        .iter()
+        .filter(|(n, v)| header_is_sendable(n, v) && n != "content-length")
+    {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!("content-length: {len}\r\n\r\n"));
+    head
+}
+
 /// Writes a complete response head and body by hand to `out`; returns the writer, or `None`
 /// when the connection failed.
 fn write_raw(
@@ -1052,16 +1079,7 @@ fn write_raw(
     body: &[u8],
     omit_body: bool,
 ) -> Option<Box<dyn Write + Send>> {
-    let reason = tiny_http::StatusCode(status).default_reason_phrase();
-    let minor = if version >= (1, 1) { 1 } else { 0 };
-    let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
-    for (n, v) in headers
-        .iter()
-        .filter(|(n, v)| header_is_sendable(n, v) && n != "content-length")
-    {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let head = raw_head(version, status, headers, body.len());
     out.write_all(head.as_bytes())
         .and_then(|()| {
             if omit_body {
@@ -1078,10 +1096,13 @@ fn write_raw(
 /// Writes the response and closes the connection; nothing after this request's head is ever
 /// parsed as another request (such requests are marked and refused by the dispatcher).
 ///
-/// With a handle on the socket (Linux), it is shut down for reading first, so that tiny_http's
-/// discarding of an unread body ends at once, and both ways after the response. Without one, the
-/// discarding waits for the client (bounded by the I/O timeout) and the client is trusted to
-/// honour `connection: close`.
+/// With a handle on the socket (Linux), the response goes out at once, written directly on the
+/// socket and followed by the end of output; tiny_http then discards what the client still sends
+/// of its body (lingering close, at most [`super::conn::LINGER`], after which the socket stops
+/// reading) and lets the connection go. Without a handle, tiny_http discards the body first (up
+/// to [`MAX_DRAIN_BYTES`], bounded by the I/O timeout) and the client is trusted to honour
+/// `connection: close`. A request whose unread body cannot be discarded at all is handled as
+/// `conn.rs` describes.
 #[allow(clippy::too_many_arguments)]
 fn close_after(
     shared: &Arc<Shared>,
@@ -1097,19 +1118,38 @@ fn close_after(
     if let Some(p) = peer {
         shared.mark_closing(p);
     }
-    let socket = peer.and_then(|p| ClientSocket::find(shared.local_port, p));
-    if let Some(s) = &socket {
-        s.shutdown(Half::Read);
-    }
     shared.closed.fetch_add(1, Ordering::Relaxed);
     let how = disposal(unread);
+    if how == Disposal::Park {
+        shared.parked.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(socket) = peer.and_then(|p| ClientSocket::find(shared.local_port, p)) {
+        let mut bytes = raw_head(version, status, headers, body.len()).into_bytes();
+        if !omit_body {
+            bytes.extend_from_slice(body);
+        }
+        let _ = socket.write_all(&bytes);
+        socket.shutdown(Half::Write);
+        if unread > MAX_DRAIN_BYTES {
+            // Nothing worth lingering for: stop reading now.
+            socket.shutdown(Half::Read);
+        } else {
+            socket.stop_reading_after_linger();
+        }
+        // tiny_http's own response to a dropped request (a 500) meets the closed output.
+        dispose(rq, how);
+        return;
+    }
     if how == Disposal::Drop {
         // `into_writer` drops the body reader (tiny_http discards the rest) before writing.
-        let out = write_raw(rq.into_writer(), version, status, headers, body, omit_body);
-        if let Some(s) = &socket {
-            s.shutdown(Half::Both);
-        }
-        drop(out);
+        drop(write_raw(
+            rq.into_writer(),
+            version,
+            status,
+            headers,
+            body,
+            omit_body,
+        ));
         return;
     }
     // The body reader must not be dropped by tiny_http's code paths: take the stream through
@@ -1126,12 +1166,6 @@ fn close_after(
     let mut stream = rq.upgrade("none", head);
     let body = if omit_body { &[][..] } else { body };
     let _ = stream.write_all(body).and_then(|()| stream.flush());
-    if let Some(s) = &socket {
-        s.shutdown(Half::Both);
-    }
-    if how == Disposal::Park {
-        shared.parked.fetch_add(1, Ordering::Relaxed);
-    }
     dispose(stream, how);
 }
 
