@@ -1,6 +1,7 @@
 //! The daemon's HTTP surface (HOST.md §10): seven routes — one ingress and six read-only
 //! projections — with namespacing for several reactors, optional bearer auth, ETags, and the
-//! check order method → auth → route → node → body size → body JSON.
+//! check order method → auth → route → node → body size → body JSON. Paths are matched only by
+//! the shared [`Router`] (pattern routes with `{reactor}` and `{node}` parameters).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,197 +47,217 @@ fn get_ok(body: Vec<u8>) -> Response {
     js(200, body).with_etag()
 }
 
-/// Builds the router. With `auth`, every request but `GET /health` (and `/<name>/health`)
-/// needs the bearer token.
+/// Builds the router (HOST.md §10): the seven routes as [`Router`] pattern routes, prefixed
+/// with `/{reactor}` on a multi-reactor host (restricted to the hosted names), `GET …/health`
+/// public when `auth` is given, and a fallback that words the namespacing 404s of §10.2.
 pub fn router(daemon: Arc<Daemon>, auth: Option<BearerAuth>) -> Router {
-    let mut r = Router::new().only_methods(&["GET", "POST"]);
+    let single = daemon.single;
+    let prefix = if single { "" } else { "/{reactor}" };
+    let mut r = Router::new()
+        .decoded_segments()
+        .only_methods(&["GET", "POST"])
+        .display_path(move |req| route_path(req.path(), single));
     if let Some(a) = auth {
-        let single = daemon.single;
+        r = r.bearer_auth(a);
+    }
+    if !single {
         let names: Vec<String> = daemon.reactors.iter().map(|h| h.name.clone()).collect();
-        r = r.bearer_auth(a.with_exemption(move |method, path| {
-            if method != "GET" {
-                return false;
-            }
-            let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-            match segs.as_slice() {
-                ["health"] => single,
-                [name, "health"] => !single && names.iter().any(|n| n == name),
-                _ => false,
-            }
-        }));
+        r = r.param("reactor", move |v| names.iter().any(|n| n == v));
+    }
+    type Get = fn(&Daemon, &Arc<HostedReactor>, &Request) -> Response;
+    let reads: [(&str, Get); 5] = [
+        ("/status", status),
+        ("/cost", cost),
+        ("/topology", topology),
+        ("/receipts", receipts),
+        ("/nodes/{node}", node_view),
+    ];
+    let d = daemon.clone();
+    r = r.public_route(&["GET"], &format!("{prefix}/health"), move |req| {
+        health(&d, reactor_of(&d, req), req)
+    });
+    for (path, view) in reads {
+        let d = daemon.clone();
+        r = r.get(&format!("{prefix}{path}"), move |req| {
+            view(&d, reactor_of(&d, req), req)
+        });
     }
     let d = daemon.clone();
-    r.fallback(move |req| handle(&d, req))
+    r = r.post(&format!("{prefix}/trigger/{{node}}"), move |req| {
+        let h = reactor_of(&d, req).clone();
+        let node = req.param("node").unwrap_or_default().to_owned();
+        trigger(&d, &h, &node, req)
+    });
+    let d = daemon;
+    r.fallback(move |req| unmatched(&d, req))
 }
 
-fn handle(d: &Daemon, req: &mut Request) -> Response {
-    let segs = match decode_path_segments(req.path()) {
-        Ok(s) => s,
-        Err(_) => return Response::error(400, "invalid path encoding"),
-    };
-    let (h, rest): (&Arc<HostedReactor>, &[String]) = if d.single {
-        (&d.reactors[0], &segs[..])
+/// The request path after the `/<reactor>` prefix of a multi-reactor host, segments decoded,
+/// as HOST.md §10.2 shows it in messages (`/trigger/inbox`).
+fn route_path(path: &str, single: bool) -> String {
+    let segs = decode_path_segments(path).unwrap_or_default();
+    let rest = if single || segs.is_empty() {
+        &segs[..]
     } else {
-        let names = d
-            .reactors
-            .iter()
-            .map(|h| h.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
-        match segs.first() {
-            None => {
-                return Response::error(
-                    404,
-                    &format!(
-                        "multi-reactor host: prefix the path with /<reactor> (reactors: {names})"
-                    ),
-                );
-            }
-            Some(first) => match d.reactors.iter().find(|h| h.name == *first) {
-                Some(h) => (h, &segs[1..]),
-                None if ROUTE_NAMES.contains(&first.as_str()) => {
-                    return Response::error(
-                        404,
-                        &format!(
-                            "multi-reactor host: prefix the path with /<reactor> (reactors: {names})"
-                        ),
-                    );
-                }
-                None => return Response::error(404, &format!("no such reactor: {first}")),
-            },
+        &segs[1..]
+    };
+    format!("/{}", rest.join("/"))
+}
+
+/// The addressed reactor: the only one, or the `{reactor}` parameter (already restricted to
+/// hosted names by the router).
+fn reactor_of<'d>(d: &'d Daemon, req: &Request) -> &'d Arc<HostedReactor> {
+    req.param("reactor")
+        .and_then(|name| d.reactors.iter().find(|h| h.name == name))
+        .unwrap_or(&d.reactors[0])
+}
+
+/// The 404s for paths no route matches (HOST.md §10.2).
+fn unmatched(d: &Daemon, req: &Request) -> Response {
+    let segs = decode_path_segments(req.path()).unwrap_or_default();
+    let unknown = |path: String| {
+        if req.method() == "POST" {
+            Response::error(404, &format!("unknown POST route {path}"))
+        } else {
+            Response::error(404, &format!("unknown route {path}"))
         }
     };
-    let path = format!("/{}", rest.join("/"));
-    let method = req.method().to_string();
-    let route: Vec<&str> = rest.iter().map(String::as_str).collect();
-    let read_route = matches!(
-        route.as_slice(),
-        ["health"] | ["status"] | ["cost"] | ["topology"] | ["receipts"] | ["nodes", _]
-    );
-    let trigger_route = matches!(route.as_slice(), ["trigger", _]);
-    if method == "GET" && trigger_route {
-        return Response::method_not_allowed("GET", &["POST"], Some(&path));
+    if d.single {
+        return unknown(format!("/{}", segs.join("/")));
     }
-    if method == "POST" && read_route {
-        return Response::method_not_allowed("POST", &["GET"], Some(&path));
+    let names = d
+        .reactors
+        .iter()
+        .map(|h| h.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let prefix_needed = || {
+        Response::error(
+            404,
+            &format!("multi-reactor host: prefix the path with /<reactor> (reactors: {names})"),
+        )
+    };
+    match segs.first() {
+        None => prefix_needed(),
+        Some(first) if d.reactors.iter().any(|h| h.name == *first) => {
+            unknown(format!("/{}", segs[1..].join("/")))
+        }
+        Some(first) if ROUTE_NAMES.contains(&first.as_str()) => prefix_needed(),
+        Some(first) => Response::error(404, &format!("no such reactor: {first}")),
     }
-    if method == "POST" {
-        let ["trigger", node] = route.as_slice() else {
-            return Response::error(404, &format!("unknown POST route {path}"));
-        };
-        return trigger(d, h, node, req);
+}
+
+fn health(d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
+    #[derive(Serialize)]
+    struct Health<'a> {
+        ok: bool,
+        reactors: usize,
+        reactor: &'a str,
     }
-    match route.as_slice() {
-        ["health"] => {
-            #[derive(Serialize)]
-            struct Health<'a> {
-                ok: bool,
-                reactors: usize,
-                reactor: &'a str,
-            }
-            get_ok(json::to_js_compact(&Health {
-                ok: true,
-                reactors: d.reactors.len(),
-                reactor: &h.name,
-            }))
-        }
-        ["status"] => {
-            let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-            #[derive(Serialize)]
-            #[serde(rename_all = "camelCase")]
-            struct Status<'a> {
-                reactor: &'a str,
-                nodes: usize,
-                queue_depth: usize,
-                cost: &'a crate::host::rollup::CostRollup,
-            }
-            get_ok(json::to_js_compact(&Status {
-                reactor: &h.name,
-                nodes: h.reactor.mounted().nodes.len(),
-                queue_depth: d.pool.depth(h.index),
-                cost: &view.rollup,
-            }))
-        }
-        ["cost"] => {
-            let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-            let mut m = serde_json::Map::new();
-            m.insert("reactor".into(), serde_json::Value::String(h.name.clone()));
-            if let serde_json::Value::Object(members) = view.rollup.to_json() {
-                m.extend(members);
-            }
-            get_ok(json::to_js_compact(&serde_json::Value::Object(m)))
-        }
-        ["topology"] => {
-            let mut nodes: Vec<&str> = h
-                .reactor
-                .mounted()
-                .nodes
-                .iter()
-                .map(String::as_str)
-                .collect();
-            nodes.sort_by(|a, b| json::utf16_cmp(a, b));
-            #[derive(Serialize)]
-            struct Topo<'a> {
-                reactor: &'a str,
-                nodes: Vec<&'a str>,
-            }
-            get_ok(json::to_js_compact(&Topo {
-                reactor: &h.name,
-                nodes,
-            }))
-        }
-        ["receipts"] => {
-            let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-            let total: usize = view.receipts.iter().map(|r| r.len() + 1).sum();
-            let mut out = Vec::with_capacity(total + 64);
-            out.extend_from_slice(b"{\"reactor\":");
-            json::write_str(&h.name, &mut out);
-            out.extend_from_slice(b",\"receipts\":[");
-            for (i, r) in view.receipts.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(r);
-            }
-            out.extend_from_slice(b"]}");
-            drop(view);
-            get_ok(out)
-        }
-        ["nodes", node] => {
-            if !h.has_node(node) {
-                return unknown_node(h, node);
-            }
-            let fingerprints = h
-                .reactor
-                .store()
-                .published(node)
-                .map(|p| p.fingerprints)
-                .unwrap_or_else(|| {
-                    crate::format::receipt::Fingerprints::atomic(EMPTY_TREE_ADDRESS)
-                });
-            let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-            let (last, count) = match view.last.get(*node) {
-                Some((i, n)) => (Some(view.receipts[*i].clone()), *n),
-                None => (None, 0),
-            };
-            drop(view);
-            let mut out = Vec::with_capacity(1024);
-            out.extend_from_slice(b"{\"reactor\":");
-            json::write_str(&h.name, &mut out);
-            out.extend_from_slice(b",\"node\":");
-            json::write_str(node, &mut out);
-            out.extend_from_slice(b",\"fingerprints\":");
-            json::write_compact(&fingerprints.to_value(), &mut out);
-            out.extend_from_slice(b",\"lastReceipt\":");
-            match last {
-                Some(b) => out.extend_from_slice(&b),
-                None => out.extend_from_slice(b"null"),
-            }
-            out.extend_from_slice(format!(",\"receipts\":{count}}}").as_bytes());
-            get_ok(out)
-        }
-        _ => Response::error(404, &format!("unknown route {path}")),
+    get_ok(json::to_js_compact(&Health {
+        ok: true,
+        reactors: d.reactors.len(),
+        reactor: &h.name,
+    }))
+}
+
+fn status(d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
+    let view = h.view.read().unwrap_or_else(|e| e.into_inner());
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Status<'a> {
+        reactor: &'a str,
+        nodes: usize,
+        queue_depth: usize,
+        cost: &'a crate::host::rollup::CostRollup,
     }
+    get_ok(json::to_js_compact(&Status {
+        reactor: &h.name,
+        nodes: h.reactor.mounted().nodes.len(),
+        queue_depth: d.pool.depth(h.index),
+        cost: &view.rollup,
+    }))
+}
+
+fn cost(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
+    let view = h.view.read().unwrap_or_else(|e| e.into_inner());
+    let mut m = serde_json::Map::new();
+    m.insert("reactor".into(), serde_json::Value::String(h.name.clone()));
+    if let serde_json::Value::Object(members) = view.rollup.to_json() {
+        m.extend(members);
+    }
+    get_ok(json::to_js_compact(&serde_json::Value::Object(m)))
+}
+
+fn topology(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
+    let mut nodes: Vec<&str> = h
+        .reactor
+        .mounted()
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .collect();
+    nodes.sort_by(|a, b| json::utf16_cmp(a, b));
+    #[derive(Serialize)]
+    struct Topo<'a> {
+        reactor: &'a str,
+        nodes: Vec<&'a str>,
+    }
+    get_ok(json::to_js_compact(&Topo {
+        reactor: &h.name,
+        nodes,
+    }))
+}
+
+fn receipts(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
+    let view = h.view.read().unwrap_or_else(|e| e.into_inner());
+    let total: usize = view.receipts.iter().map(|r| r.len() + 1).sum();
+    let mut out = Vec::with_capacity(total + 64);
+    out.extend_from_slice(b"{\"reactor\":");
+    json::write_str(&h.name, &mut out);
+    out.extend_from_slice(b",\"receipts\":[");
+    for (i, r) in view.receipts.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(r);
+    }
+    out.extend_from_slice(b"]}");
+    drop(view);
+    get_ok(out)
+}
+
+fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
+    let node = req.param("node").unwrap_or_default();
+    if !h.has_node(node) {
+        return unknown_node(h, node);
+    }
+    let fingerprints = h
+        .reactor
+        .store()
+        .published(node)
+        .map(|p| p.fingerprints)
+        .unwrap_or_else(|| crate::format::receipt::Fingerprints::atomic(EMPTY_TREE_ADDRESS));
+    let view = h.view.read().unwrap_or_else(|e| e.into_inner());
+    let (last, count) = match view.last.get(node) {
+        Some((i, n)) => (Some(view.receipts[*i].clone()), *n),
+        None => (None, 0),
+    };
+    drop(view);
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(b"{\"reactor\":");
+    json::write_str(&h.name, &mut out);
+    out.extend_from_slice(b",\"node\":");
+    json::write_str(node, &mut out);
+    out.extend_from_slice(b",\"fingerprints\":");
+    json::write_compact(&fingerprints.to_value(), &mut out);
+    out.extend_from_slice(b",\"lastReceipt\":");
+    match last {
+        Some(b) => out.extend_from_slice(&b),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(format!(",\"receipts\":{count}}}").as_bytes());
+    get_ok(out)
 }
 
 fn unknown_node(h: &HostedReactor, node: &str) -> Response {
@@ -255,7 +276,12 @@ fn trigger(d: &Daemon, h: &Arc<HostedReactor>, node: &str, req: &mut Request) ->
         Err(e) => return e.to_response(),
         Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => None,
         Ok(bytes) => match json::parse(bytes) {
-            Ok(v) => Some(v),
+            // A number that overflows to ±infinity (`1e400`) parses but cannot be canonicalized
+            // (FORMATS.md §3.2 rule 1): it is the client's error, not the host's.
+            Ok(v) => match json::canonical_string(&v) {
+                Ok(_) => Some(v),
+                Err(e) => return Response::error(400, &format!("invalid JSON body: {e}")),
+            },
             Err(e) => return Response::error(400, &format!("invalid JSON body: {e}")),
         },
     };

@@ -7,7 +7,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-type Task = Box<dyn FnOnce() + Send>;
+/// A queued task: runs the work and returns what delivers its result, which the worker calls
+/// only once the reactor no longer counts the task as running (so that a caller reading the
+/// queue depth right after the result, GET /status after POST /trigger, does not count it).
+type Task = Box<dyn FnOnce() -> Box<dyn FnOnce() + Send> + Send>;
 
 struct State {
     queues: Vec<VecDeque<(u64, Task)>>,
@@ -72,7 +75,9 @@ impl TaskPool {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let boxed: Task = Box::new(move || {
             let out = catch_unwind(AssertUnwindSafe(task)).ok();
-            let _ = tx.send(out);
+            Box::new(move || {
+                let _ = tx.send(out);
+            })
         });
         let mut st = lock(&self.inner.state);
         st.seq += 1;
@@ -136,10 +141,13 @@ fn worker(inner: &Inner) {
                 };
                 st.running[r] = true;
                 drop(st);
-                task();
+                let deliver = task();
                 st = lock(&inner.state);
                 st.running[r] = false;
                 inner.cv.notify_all();
+                drop(st);
+                deliver();
+                st = lock(&inner.state);
             }
         }
     }

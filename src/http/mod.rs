@@ -6,8 +6,14 @@
 //!   applies the loopback `Host` check, adds `x-content-type-options: nosniff` and
 //!   `cache-control`, answers matching `If-None-Match` with 304, streams server-sent events and
 //!   shuts down gracefully within a bounded time.
-//! - [`Router`] maps exact paths and prefixes (with the remainder captured) to handlers, answers
-//!   405 with `allow`, checks an optional bearer token and reads-and-discards GET bodies.
+//! - The server also supervises tiny_http's accept loop (restart with backoff after `EMFILE`),
+//!   sets a receive/send timeout on every connection ([`DEFAULT_IO_TIMEOUT`], 30 s), raises the
+//!   soft open-file limit, refuses heads with bad RFC 9112 framing (400/501) and closes the
+//!   connection after every refusal, so that nothing after a refused head is ever handled.
+//! - [`Router`] maps exact paths, pattern routes with path parameters (`/nodes/{node}`,
+//!   decoded segments) and prefixes (with the remainder captured) to handlers, answers 405 with
+//!   `allow` (one policy for every route), checks an optional bearer token (with public routes)
+//!   and reads-and-discards GET bodies.
 //! - [`Request`] / [`Response`] carry the target, headers, a size-limited body and JSON helpers.
 //! - [`SseHub`] broadcasts [`SseEvent`]s to every open event stream.
 //! - [`StaticAssets`] serves embedded files with VIEWER.md §6.7 path normalization.
@@ -33,6 +39,8 @@
 
 mod assets;
 mod codec;
+mod conn;
+mod framing;
 mod policy;
 mod request;
 mod response;
@@ -45,6 +53,7 @@ pub use assets::{StaticAssets, content_type_for, normalize_asset_path};
 pub use codec::{
     DecodeError, Query, decode_path_segments, form_decode, percent_decode, split_target,
 };
+pub use conn::{DEFAULT_IO_TIMEOUT, IO_TIMEOUT_ENV, io_timeout_from_env, raise_open_file_limit};
 pub use policy::{AuthExemption, BearerAuth, HostAllowList, is_loopback_host};
 pub use request::{BodyError, DEFAULT_BODY_LIMIT, Request};
 pub use response::{

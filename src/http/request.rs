@@ -71,6 +71,7 @@ pub struct Request {
     remote_addr: Option<SocketAddr>,
     http_version: (u8, u8),
     rest: Option<String>,
+    params: Vec<(String, String)>,
     body_limit: u64,
     declared_length: Option<u64>,
     body: BodyState,
@@ -115,6 +116,7 @@ impl Request {
             remote_addr,
             http_version,
             rest: None,
+            params: Vec::new(),
             body_limit,
             declared_length,
             body: BodyState::Unread,
@@ -149,6 +151,7 @@ impl Request {
             remote_addr: None,
             http_version: (1, 1),
             rest: None,
+            params: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
             declared_length,
             body: BodyState::Unread,
@@ -210,6 +213,19 @@ impl Request {
 
     pub(crate) fn set_rest(&mut self, rest: Option<String>) {
         self.rest = rest;
+    }
+
+    /// For a request matched by a pattern route (`/nodes/{node}`), the percent-decoded value
+    /// of parameter `name`; `None` for other requests or unknown names.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(crate) fn set_params(&mut self, params: Vec<(String, String)>) {
+        self.params = params;
     }
 
     /// The first header named `name` (case-insensitive).
@@ -293,6 +309,16 @@ impl Request {
             self.body = BodyState::Discarded;
         }
         Ok(())
+    }
+
+    /// Whether reading the body failed on the connection or its chunked framing (the rest of
+    /// the connection cannot be trusted to start at a request boundary).
+    pub(crate) fn body_failed(&self) -> bool {
+        matches!(self.body, BodyState::Failed(BodyError::Io(_)))
+            || matches!(
+                (&self.body, self.declared_length),
+                (BodyState::Failed(BodyError::TooLarge { .. }), None)
+            )
     }
 
     /// Bytes of a declared body that were never read (0 for chunked or empty bodies).

@@ -1,10 +1,14 @@
-//! Routing: exact routes, prefix routes with a captured remainder, per-route methods with an
-//! automatic 405, a global method allow-list, optional bearer auth and a fallback handler.
+//! Routing: exact routes, pattern routes with path parameters (`/nodes/{node}`), prefix routes
+//! with a captured remainder, per-route methods with one 405 policy, a global method
+//! allow-list, optional bearer auth (with per-route exemptions) and a fallback handler.
 //!
 //! Order of checks in [`Router::dispatch`] (HOST.md §10.5 "Check order", VIEWER.md §6.1):
 //! 1. global method allow-list → 405 `{"error":"method <M> not allowed"}` + `allow`;
-//! 2. bearer token (when configured) → 401;
-//! 3. route lookup: exact path, else the longest matching prefix, else the fallback;
+//! 2. bearer token (when configured) → 401, unless the matched route is public for the method;
+//! 3. route lookup: exact path, else the first pattern route whose segments match (HOST.md
+//!    §10.1: the path split on `/`, each segment percent-decoded, one trailing `/` ignored; a
+//!    bad escape → 400 `{"error":"invalid path encoding"}`; parameters may be restricted with
+//!    [`Router::param`]), else the longest matching prefix, else the fallback;
 //!    a matched path without the request's method → 405
 //!    `{"error":"method <M> not allowed on <path>"}` + the route's `allow`;
 //! 4. for `GET` and `HEAD`, the body is read and discarded up to the limit → 413 when larger;
@@ -16,6 +20,7 @@
 
 use std::sync::Arc;
 
+use super::codec::decode_path_segments;
 use super::policy::BearerAuth;
 use super::request::Request;
 use super::response::Response;
@@ -27,6 +32,45 @@ pub type Handler = Arc<dyn Fn(&mut Request) -> Response + Send + Sync + 'static>
 #[derive(Clone)]
 struct Route {
     methods: Vec<(String, Handler)>,
+    /// Methods that skip the bearer check on this route.
+    public: Vec<String>,
+}
+
+/// One segment of a pattern route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seg {
+    Literal(String),
+    Param(String),
+}
+
+fn parse_pattern(pattern: &str) -> Vec<Seg> {
+    let trimmed = pattern.strip_prefix('/').unwrap_or(pattern);
+    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    trimmed
+        .split('/')
+        .map(
+            |s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => Seg::Param(name.to_owned()),
+                None => Seg::Literal(s.to_owned()),
+            },
+        )
+        .collect()
+}
+
+/// A predicate on a decoded path-parameter value.
+type ParamCheck = Arc<dyn Fn(&str) -> bool + Send + Sync + 'static>;
+
+/// Formats the path shown in pattern routes' 405 messages.
+type PathDisplay = Arc<dyn Fn(&Request) -> String + Send + Sync + 'static>;
+
+/// What the lookup found for a request.
+enum Found<'r> {
+    Route(&'r Route, Option<String>, Vec<(String, String)>),
+    Fallback,
+    BadEncoding,
 }
 
 impl Route {
@@ -61,6 +105,10 @@ impl Route {
 #[derive(Clone, Default)]
 pub struct Router {
     exact: Vec<(String, Route)>,
+    patterns: Vec<(Vec<Seg>, Route)>,
+    param_checks: Vec<(String, ParamCheck)>,
+    display_path: Option<PathDisplay>,
+    segments_only: bool,
     prefixes: Vec<(String, Route)>,
     fallback: Option<Handler>,
     only_methods: Option<Vec<String>>,
@@ -79,6 +127,14 @@ impl std::fmt::Debug for Router {
                     .collect::<Vec<_>>(),
             )
             .field(
+                "patterns",
+                &self
+                    .patterns
+                    .iter()
+                    .map(|(p, r)| (p, r.allow()))
+                    .collect::<Vec<_>>(),
+            )
+            .field(
                 "prefixes",
                 &self
                     .prefixes
@@ -92,14 +148,20 @@ impl std::fmt::Debug for Router {
     }
 }
 
-fn add(table: &mut Vec<(String, Route)>, methods: &[&str], path: &str, handler: Handler) {
-    let index = match table.iter().position(|(p, _)| p == path) {
+fn add<K: PartialEq + Clone>(
+    table: &mut Vec<(K, Route)>,
+    methods: &[&str],
+    key: &K,
+    handler: Handler,
+) -> usize {
+    let index = match table.iter().position(|(p, _)| p == key) {
         Some(i) => i,
         None => {
             table.push((
-                path.to_owned(),
+                key.clone(),
                 Route {
                     methods: Vec::new(),
+                    public: Vec::new(),
                 },
             ));
             table.len() - 1
@@ -112,6 +174,7 @@ fn add(table: &mut Vec<(String, Route)>, methods: &[&str], path: &str, handler: 
             .methods
             .push(((*method).to_owned(), Arc::clone(&handler)));
     }
+    index
 }
 
 impl Router {
@@ -120,13 +183,78 @@ impl Router {
         Router::default()
     }
 
-    /// Adds an exact-path route for `methods` (case-sensitive tokens such as `"GET"`).
-    /// Registering the same path again adds or replaces methods.
+    /// Adds a route for `methods` (case-sensitive tokens such as `"GET"`). A `path` without
+    /// `{…}` matches the raw request path exactly; a path with parameter segments, such as
+    /// `/{reactor}/nodes/{node}`, is a pattern route matched on decoded segments (see the
+    /// module docs), its values read with [`Request::param`]. Registering the same path again
+    /// adds or replaces methods.
     pub fn route<F>(mut self, methods: &[&str], path: &str, handler: F) -> Router
     where
         F: Fn(&mut Request) -> Response + Send + Sync + 'static,
     {
-        add(&mut self.exact, methods, path, Arc::new(handler));
+        let segs = parse_pattern(path);
+        if self.segments_only || segs.iter().any(|s| matches!(s, Seg::Param(_))) {
+            add(&mut self.patterns, methods, &segs, Arc::new(handler));
+        } else {
+            add(
+                &mut self.exact,
+                methods,
+                &path.to_owned(),
+                Arc::new(handler),
+            );
+        }
+        self
+    }
+
+    /// Like [`Router::route`], and requests with one of `methods` on this route skip the
+    /// bearer check (HOST.md §10.3: `GET /health`).
+    pub fn public_route<F>(mut self, methods: &[&str], path: &str, handler: F) -> Router
+    where
+        F: Fn(&mut Request) -> Response + Send + Sync + 'static,
+    {
+        self = self.route(methods, path, handler);
+        let segs = parse_pattern(path);
+        let route = if self.segments_only || segs.iter().any(|s| matches!(s, Seg::Param(_))) {
+            self.patterns
+                .iter_mut()
+                .find(|(p, _)| *p == segs)
+                .map(|(_, r)| r)
+        } else {
+            self.exact
+                .iter_mut()
+                .find(|(p, _)| p == path)
+                .map(|(_, r)| r)
+        };
+        if let Some(route) = route {
+            route.public.extend(methods.iter().map(|m| (*m).to_owned()));
+        }
+        self
+    }
+
+    /// Makes every route added afterwards a pattern route, matched on decoded segments with one
+    /// trailing `/` ignored, even without parameters (HOST.md §10.1: `/health/` is `/health`).
+    pub fn decoded_segments(mut self) -> Router {
+        self.segments_only = true;
+        self
+    }
+
+    /// Restricts path parameter `name` in every pattern route: a route matches only when
+    /// `accept` returns true for the decoded value (e.g. the names of the hosted reactors).
+    pub fn param<F>(mut self, name: &str, accept: F) -> Router
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.param_checks.push((name.to_owned(), Arc::new(accept)));
+        self
+    }
+
+    /// Replaces the path shown in pattern routes' 405 messages (default: the request path as
+    /// sent). HOST.md §10.2 shows the path after a multi-reactor host's `/<reactor>` prefix.
+    pub fn display_path<F>(mut self, display: F) -> Router
+    where
+        F: Fn(&Request) -> String + Send + Sync + 'static,
+    {
+        self.display_path = Some(Arc::new(display));
         self
     }
 
@@ -153,7 +281,12 @@ impl Router {
     where
         F: Fn(&mut Request) -> Response + Send + Sync + 'static,
     {
-        add(&mut self.prefixes, methods, prefix, Arc::new(handler));
+        add(
+            &mut self.prefixes,
+            methods,
+            &prefix.to_owned(),
+            Arc::new(handler),
+        );
         self.prefixes
             .sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         self
@@ -182,6 +315,56 @@ impl Router {
         self
     }
 
+    fn lookup(&self, path: &str) -> Found<'_> {
+        if let Some((_, route)) = self.exact.iter().find(|(p, _)| p == path) {
+            return Found::Route(route, None, Vec::new());
+        }
+        if !self.patterns.is_empty() {
+            let segments = match decode_path_segments(path) {
+                Ok(s) => s,
+                Err(_) => return Found::BadEncoding,
+            };
+            for (pattern, route) in &self.patterns {
+                if let Some(params) = self.match_pattern(pattern, &segments) {
+                    return Found::Route(route, None, params);
+                }
+            }
+        }
+        match self
+            .prefixes
+            .iter()
+            .find(|(p, _)| path.starts_with(p.as_str()))
+        {
+            Some((p, route)) => Found::Route(route, Some(path[p.len()..].to_owned()), Vec::new()),
+            None => Found::Fallback,
+        }
+    }
+
+    fn match_pattern(&self, pattern: &[Seg], segments: &[String]) -> Option<Vec<(String, String)>> {
+        if pattern.len() != segments.len() {
+            return None;
+        }
+        let mut params = Vec::new();
+        for (seg, value) in pattern.iter().zip(segments) {
+            match seg {
+                Seg::Literal(l) if l == value => {}
+                Seg::Literal(_) => return None,
+                Seg::Param(name) => {
+                    let accepted = self
+                        .param_checks
+                        .iter()
+                        .filter(|(n, _)| n == name)
+                        .all(|(_, check)| check(value));
+                    if !accepted {
+                        return None;
+                    }
+                    params.push((name.clone(), value.clone()));
+                }
+            }
+        }
+        Some(params)
+    }
+
     /// Runs the checks and the handler for `request` (see the module documentation for the
     /// order). Usable without a server, on [`Request::synthetic`] requests.
     pub fn dispatch(&self, request: &mut Request) -> Response {
@@ -191,40 +374,41 @@ impl Router {
             let allow: Vec<&str> = only.iter().map(String::as_str).collect();
             return Response::method_not_allowed(request.method(), &allow, None);
         }
-        if let Some(auth) = &self.bearer
-            && let Some(denied) = auth.check(request)
-        {
-            return denied;
-        }
         let path = request.path().to_owned();
-        let (route, rest) = match self.exact.iter().find(|(p, _)| *p == path) {
-            Some((_, route)) => (Some(route), None),
-            None => match self
-                .prefixes
-                .iter()
-                .find(|(p, _)| path.starts_with(p.as_str()))
-            {
-                Some((p, route)) => (Some(route), Some(path[p.len()..].to_owned())),
-                None => (None, None),
-            },
-        };
-        let handler = match route {
-            Some(route) => match route.handler_for(request.method()) {
-                Some(h) => Arc::clone(h),
-                None => {
-                    return Response::method_not_allowed(
-                        request.method(),
-                        &route.allow(),
-                        Some(&path),
-                    );
+        let found = self.lookup(&path);
+        if let Some(auth) = &self.bearer {
+            let public = matches!(&found, Found::Route(route, _, _)
+                if route.public.iter().any(|m| m == request.method()));
+            if !public && let Some(denied) = auth.check(request) {
+                return denied;
+            }
+        }
+        let handler = match found {
+            Found::BadEncoding => return Response::error(400, "invalid path encoding"),
+            Found::Route(route, rest, params) => {
+                let pattern = self.segments_only || !params.is_empty();
+                request.set_rest(rest);
+                request.set_params(params);
+                match route.handler_for(request.method()) {
+                    Some(h) => Arc::clone(h),
+                    None => {
+                        let shown = match &self.display_path {
+                            Some(display) if pattern => display(request),
+                            _ => path,
+                        };
+                        return Response::method_not_allowed(
+                            request.method(),
+                            &route.allow(),
+                            Some(&shown),
+                        );
+                    }
                 }
-            },
-            None => match &self.fallback {
+            }
+            Found::Fallback => match &self.fallback {
                 Some(h) => Arc::clone(h),
                 None => return Response::error(404, "not found"),
             },
         };
-        request.set_rest(rest);
         if matches!(request.method(), "GET" | "HEAD")
             && let Err(e) = request.discard_body()
         {
@@ -328,6 +512,82 @@ mod tests {
         );
         let mut rq = Request::synthetic("GET", "/a", &[], vec![b'x'; 10]).with_body_limit(10);
         assert_eq!(r.dispatch(&mut rq).status(), 200);
+    }
+
+    #[test]
+    fn pattern_routes_decode_restrict_and_share_the_405_policy() {
+        let r = Router::new()
+            .only_methods(&["GET", "POST"])
+            .param("tenant", |v| v == "alpha" || v == "b/c")
+            .display_path(|rq| format!("shown:{}", rq.path()))
+            .get("/{tenant}/nodes/{node}", |rq| {
+                Response::text(
+                    200,
+                    &format!(
+                        "{}|{}",
+                        rq.param("tenant").unwrap(),
+                        rq.param("node").unwrap()
+                    ),
+                )
+            })
+            .post("/{tenant}/trigger/{node}", |_| Response::text(200, "t"))
+            .fallback(|_| Response::text(404, "nf"));
+        let run = |m: &str, p: &str| {
+            let mut rq = Request::synthetic(m, p, &[], Vec::new());
+            let resp = r.dispatch(&mut rq);
+            (resp.status(), body(&resp))
+        };
+        assert_eq!(run("GET", "/alpha/nodes/a%2Fb"), (200, "alpha|a/b".into()));
+        assert_eq!(
+            run("GET", "/alpha/nodes/x/"),
+            (200, "alpha|x".into()),
+            "trailing /"
+        );
+        assert_eq!(run("GET", "/b%2Fc/nodes/x"), (200, "b/c|x".into()));
+        assert_eq!(
+            run("GET", "/gamma/nodes/x"),
+            (404, "nf".into()),
+            "restricted"
+        );
+        assert_eq!(run("GET", "/alpha/nodes"), (404, "nf".into()));
+        assert_eq!(run("GET", "/alpha/nodes/x/y"), (404, "nf".into()));
+        assert_eq!(
+            run("GET", "/alpha/nodes/%zz"),
+            (400, r#"{"error":"invalid path encoding"}"#.into())
+        );
+        assert_eq!(
+            run("GET", "/alpha/trigger/x"),
+            (
+                405,
+                r#"{"error":"method GET not allowed on shown:/alpha/trigger/x"}"#.into()
+            )
+        );
+        assert_eq!(run("POST", "/alpha/trigger/x"), (200, "t".into()));
+        let mut rq = Request::synthetic("GET", "/alpha/trigger/x", &[], Vec::new());
+        assert_eq!(r.dispatch(&mut rq).header("allow"), Some("POST"));
+    }
+
+    #[test]
+    fn public_routes_skip_the_bearer_check_for_their_methods_only() {
+        let r = Router::new()
+            .decoded_segments()
+            .bearer_auth(BearerAuth::new("tok-0123456789abcdef"))
+            .public_route(&["GET"], "/health", |_| Response::text(200, "ok"))
+            .post("/health", |_| Response::text(200, "posted"))
+            .get("/status", |_| Response::text(200, "s"));
+        let status = |m: &str, p: &str| {
+            let mut rq = Request::synthetic(m, p, &[], Vec::new());
+            r.dispatch(&mut rq).status()
+        };
+        assert_eq!(status("GET", "/health"), 200);
+        assert_eq!(status("GET", "/health/"), 200);
+        assert_eq!(status("POST", "/health"), 401);
+        assert_eq!(status("GET", "/status"), 401);
+        assert_eq!(
+            status("GET", "/nowhere"),
+            401,
+            "unmatched paths need the token"
+        );
     }
 
     #[test]

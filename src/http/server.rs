@@ -1,35 +1,65 @@
-//! The server: binding, the dispatcher and worker pool, the busy limit, response writing
-//! (standard headers, ETag/304, SSE hand-off) and graceful shutdown.
+//! The server: binding, listener supervision, the dispatcher and worker pool, the busy limit,
+//! framing checks, response writing (standard headers, ETag/304, SSE hand-off, closing a
+//! connection after a refusal) and graceful shutdown.
 //!
 //! Sources: VIEWER.md §2.10 (bind errors; shutdown within 1 s even with open event streams),
 //! §6.1 (64 concurrent requests → 503 `{"error":"busy"}`, `Host` check, `nosniff`,
 //! `cache-control: no-cache`, ETag/304), §6.6 (event streams), HOST.md §10.1 (the same rules for
 //! the daemon), ARCHITECTURE.md (tiny_http: stream SSE through the request's writer, stop with
-//! `unblock()`, bound request bodies ourselves).
+//! `unblock()`, bound request bodies ourselves), issue 7 §1 (no leak, no wedge, strict framing).
 //!
 //! ## Threads
-//! tiny_http accepts connections and parses request heads on its own threads. One dispatcher
-//! thread takes parsed requests and hands each to a worker; workers are spawned on demand up to
-//! [`ServerConfig::max_in_flight`] and kept, so every admitted request runs at once. A request
-//! arriving while `max_in_flight` requests are being handled is answered 503 by a small
-//! separate pool, so the dispatcher never blocks on a socket. An event stream gets its own
-//! thread once its head is written; it does not count as an in-flight request (the hub caps
-//! streams instead).
+//! tiny_http accepts connections and parses request heads on its own threads (one per
+//! connection). A forwarder thread per tiny_http instance passes parsed requests to one
+//! dispatcher thread, which applies the framing checks and hands each request to a worker;
+//! workers are spawned on demand up to [`ServerConfig::max_in_flight`] and kept, so every
+//! admitted request runs at once. A request arriving while `max_in_flight` requests are being
+//! handled, or refused for its framing, is answered by a small separate pool, so the dispatcher
+//! never blocks on a socket. An event stream gets its own thread once its head is written; it
+//! does not count as an in-flight request (the hub caps streams instead).
 //!
-//! ## Request bodies and tiny_http
-//! tiny_http 0.12 discards an unread `Content-Length` body when the request is dropped, by
-//! allocating a buffer as large as the remaining length; an absurd declared length would abort
-//! the process. The server therefore never lets such a request drop: a response to a request
-//! whose unread declared body exceeds [`MAX_DRAIN_BYTES`] is written through tiny_http's raw
-//! stream hand-off (status and headers arrive, the body is delimited only by the connection)
-//! and that connection is then abandoned, unread, for the life of the process (counted by
-//! [`Server::abandoned_connections`]). Smaller unread bodies are drained normally, so ordinary
-//! clients that send the whole body before reading still see their 413.
+//! ## The listener never dies
+//! tiny_http 0.12 ends its accept loop on the first `accept()` error (tiny-http issue #283), for
+//! example `EMFILE` when the process runs out of descriptors, and closes its copy of the
+//! listening socket. The server keeps its own copy and a supervisor thread: when an instance
+//! reports the accept error, the supervisor starts a new tiny_http instance on a fresh clone of
+//! the socket after a backoff of 5 ms doubling to 1 s (as Go's net/http does), logging one line
+//! to stderr per episode; connections never accepted wait in the kernel's backlog meanwhile. The
+//! old instance keeps delivering requests from its open connections until it has been idle for
+//! twice the I/O timeout. The soft `RLIMIT_NOFILE` is raised to the hard limit at start.
+//!
+//! ## No connection outlives its use
+//! The listening socket carries `SO_RCVTIMEO` and `SO_SNDTIMEO` ([`ServerConfig::io_timeout`],
+//! 30 s by default), which Linux copies to every accepted connection: a head or body that
+//! stalls, an idle keep-alive connection, and an event-stream client that stops reading are
+//! closed when a read or write makes no progress for that long. `accept()` honours the
+//! listener's `SO_RCVTIMEO` too, so a tiny_http instance that sees no connection for that long
+//! ends its accept loop with `EAGAIN`; the supervisor starts the next instance at once, without
+//! backoff or log (an idle server thus renews its accept thread every 30 s).
+//!
+//! Not bounded by any of this (inside tiny_http 0.12, out of reach without patching it): the
+//! request-head size (a head is buffered whole; peak memory is about twice its size), and an
+//! `HTTP/2.0` request line, which deadlocks its connection thread for good (tiny_http writes its
+//! 505 through the next sequential writer while the request holding the previous one is alive).
+//!
+//! ## Framing and closing
+//! Before routing, the dispatcher checks each head against RFC 9112 (see `framing.rs`): a
+//! refused head gets 400 or 501 with `connection: close`. Every response that carries
+//! `connection: close` (refusals, 413s, a body that could not be read, an unread declared body
+//! over the body limit) closes its connection: the server writes the response at once directly
+//! on the socket, ends its output, discards what the client still sends for at most 2 s
+//! (lingering close, so that a client still sending its body reads the response instead of a
+//! reset) and stops reading. Requests tiny_http parses from such a connection are never routed.
+//! (A response written this way does not wait for an earlier pipelined response on the same
+//! connection still being written; only a client that pipelines behind a request it then
+//! oversizes can see them interleaved.) Requests are never
+//! abandoned: see `conn.rs` for how a request with an absurd unread `Content-Length` is let go
+//! (tiny_http would allocate the whole declared length to discard it).
 //!
 //! tiny_http also drops any `connection` header an application sets; responses carrying one
-//! (such as [`Response::payload_too_large`]'s `connection: close`) are written by hand through
-//! the request's writer instead.
+//! are written by hand through the request's writer instead.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -40,15 +70,17 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
+use super::conn::{ClientSocket, Disposal, Half, disposal, dispose};
+use super::framing;
 use super::policy::HostAllowList;
 use super::request::{DEFAULT_BODY_LIMIT, Request, Source};
 use super::response::{Body, Response, if_none_match_matches};
 use super::router::Router;
 use super::sse::{SseSubscription, pump};
 
-/// The largest unread declared request body the server drains after responding (64 MiB);
-/// above it the connection is abandoned instead (see the module documentation). It is also the
-/// ceiling of [`ServerConfig::body_limit`].
+/// The largest unread declared request body that is always safe to let tiny_http discard
+/// (64 MiB; larger ones are handled as `conn.rs` describes). It is also the ceiling of
+/// [`ServerConfig::body_limit`].
 pub const MAX_DRAIN_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Threads answering 503s while the workers are saturated.
@@ -77,6 +109,12 @@ pub struct ServerConfig {
     /// `cache-control` added to every response that does not set its own; `None` adds none.
     /// Default `Some("no-cache")` (VIEWER.md §6.1). Event streams always send `no-cache`.
     pub cache_control: Option<String>,
+    /// The receive and send timeout of every connection (`SO_RCVTIMEO`/`SO_SNDTIMEO` on the
+    /// listening socket): a read or write making no progress for this long closes the
+    /// connection. Default [`super::DEFAULT_IO_TIMEOUT`] (30 s), or the milliseconds in
+    /// `REACTOR_HTTP_IO_TIMEOUT_MS` when set (for tests). Values below 100 ms are treated as
+    /// 100 ms.
+    pub io_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -89,6 +127,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(1),
             host_check: true,
             cache_control: Some("no-cache".to_owned()),
+            io_timeout: super::conn::io_timeout_from_env(),
         }
     }
 }
@@ -229,7 +268,32 @@ struct Shared {
     stop: Receiver<()>,
     in_flight: Gauge,
     streams: Gauge,
-    abandoned: AtomicU64,
+    local_port: u16,
+    io_timeout: Duration,
+    /// Peers whose connection is being closed after a refusal, with the time of the refusal:
+    /// requests tiny_http still parses from them are never routed.
+    closing: Mutex<HashMap<SocketAddr, Instant>>,
+    /// Running tiny_http instances (the newest last); shutdown unblocks them all.
+    generations: Mutex<Vec<Arc<tiny_http::Server>>>,
+    parked: AtomicU64,
+    closed: AtomicU64,
+    restarts: AtomicU64,
+}
+
+impl Shared {
+    fn mark_closing(&self, peer: SocketAddr) {
+        let now = Instant::now();
+        let keep = self.io_timeout + Duration::from_secs(1);
+        let mut map = self.closing.lock().unwrap_or_else(|p| p.into_inner());
+        map.retain(|_, at| now.duration_since(*at) < keep);
+        map.insert(peer, now);
+    }
+
+    fn is_closing(&self, peer: SocketAddr) -> bool {
+        let keep = self.io_timeout + Duration::from_secs(1);
+        let map = self.closing.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(&peer).is_some_and(|at| at.elapsed() < keep)
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
@@ -288,7 +352,6 @@ impl Pool {
 
 /// The parts of a running server that shutdown takes apart.
 struct Control {
-    tiny: Option<Arc<tiny_http::Server>>,
     stop: Option<Sender<()>>,
     dispatcher_done: Receiver<()>,
     dispatcher: Option<JoinHandle<()>>,
@@ -379,6 +442,8 @@ impl Server {
     /// Errors: [`BindError::Resolve`] for an unresolvable host, [`BindError::AddrInUse`] when
     /// the port is taken, [`BindError::Io`] for any other listen failure.
     pub fn start(config: ServerConfig, router: Router) -> Result<Server, BindError> {
+        super::conn::raise_open_file_limit();
+        super::conn::install_panic_hook();
         let listener = bind(&config.host, config.port)?;
         let io_error = |source: std::io::Error| BindError::Io {
             host: config.host.clone(),
@@ -386,10 +451,10 @@ impl Server {
             source,
         };
         let local_addr = listener.local_addr().map_err(io_error)?;
-        set_nodelay(&listener);
-        let tiny = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| io_error(std::io::Error::other(e.to_string())))?;
-        let tiny = Arc::new(tiny);
+        let io_timeout = config.io_timeout.max(Duration::from_millis(100));
+        // Best effort: without the options, connections only lose their timeouts.
+        let _ = super::conn::configure_listener(&listener, io_timeout);
+        let first = start_tiny(&listener).map_err(io_error)?;
         let host_allow = (config.host_check && local_addr.ip().to_canonical().is_loopback())
             .then(|| HostAllowList::new(&config.host));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
@@ -403,27 +468,38 @@ impl Server {
             stop: stop_rx,
             in_flight: Gauge::new(),
             streams: Gauge::new(),
-            abandoned: AtomicU64::new(0),
+            local_port: local_addr.port(),
+            io_timeout,
+            closing: Mutex::new(HashMap::new()),
+            generations: Mutex::new(Vec::new()),
+            parked: AtomicU64::new(0),
+            closed: AtomicU64::new(0),
+            restarts: AtomicU64::new(0),
         });
+        let (request_tx, request_rx) = crossbeam_channel::unbounded::<tiny_http::Request>();
         let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(1);
         let dispatcher = {
             let shared = Arc::clone(&shared);
-            let tiny = Arc::clone(&tiny);
             std::thread::Builder::new()
                 .name("http-dispatch".to_owned())
                 .spawn(move || {
-                    dispatch_loop(&shared, &tiny);
-                    drop(tiny);
+                    dispatch_loop(&shared, &request_rx);
                     let _ = done_tx.send(());
                 })
                 .map_err(io_error)?
         };
+        {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("http-listener".to_owned())
+                .spawn(move || supervise(&shared, listener, local_addr, first, request_tx))
+                .map_err(io_error)?;
+        }
         Ok(Server {
             handle: ServerHandle {
                 local_addr,
                 shared,
                 control: Arc::new(Mutex::new(Control {
-                    tiny: Some(tiny),
                     stop: Some(stop_tx),
                     dispatcher_done: done_rx,
                     dispatcher: Some(dispatcher),
@@ -459,9 +535,20 @@ impl Server {
         self.handle.event_streams()
     }
 
-    /// Connections abandoned because their declared body was too large to drain safely.
-    pub fn abandoned_connections(&self) -> u64 {
-        self.handle.abandoned_connections()
+    /// Requests kept for the life of the process because tiny_http 0.12 cannot let them go
+    /// (an unread declared body larger than the machine can reserve; see `conn.rs`).
+    pub fn parked_requests(&self) -> u64 {
+        self.handle.parked_requests()
+    }
+
+    /// Connections the server closed after its response (refusals, 413s, unreadable bodies).
+    pub fn closed_connections(&self) -> u64 {
+        self.handle.closed_connections()
+    }
+
+    /// How many times the listener was restarted after an accept error.
+    pub fn listener_restarts(&self) -> u64 {
+        self.handle.listener_restarts()
     }
 
     /// Whether shutdown has started.
@@ -497,9 +584,19 @@ impl ServerHandle {
         self.shared.streams.get()
     }
 
-    /// Connections abandoned because their declared body was too large to drain safely.
-    pub fn abandoned_connections(&self) -> u64 {
-        self.shared.abandoned.load(Ordering::Relaxed)
+    /// See [`Server::parked_requests`].
+    pub fn parked_requests(&self) -> u64 {
+        self.shared.parked.load(Ordering::Relaxed)
+    }
+
+    /// See [`Server::closed_connections`].
+    pub fn closed_connections(&self) -> u64 {
+        self.shared.closed.load(Ordering::Relaxed)
+    }
+
+    /// See [`Server::listener_restarts`].
+    pub fn listener_restarts(&self) -> u64 {
+        self.shared.restarts.load(Ordering::Relaxed)
     }
 
     /// Whether shutdown has started.
@@ -521,9 +618,15 @@ impl ServerHandle {
         let started = Instant::now();
         let deadline = started + self.grace;
         self.shared.shutting_down.store(true, Ordering::SeqCst);
-        // Disconnecting the stop channel wakes every event stream at once.
+        // Disconnecting the stop channel wakes every event stream and the supervisor at once.
         drop(control.stop.take());
-        if let Some(tiny) = control.tiny.take() {
+        for tiny in self
+            .shared
+            .generations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             tiny.unblock();
         }
         if control.dispatcher_done.recv_deadline(deadline).is_ok()
@@ -543,42 +646,230 @@ impl ServerHandle {
     }
 }
 
-unsafe extern "C" {
-    fn setsockopt(fd: i32, level: i32, name: i32, value: *const std::ffi::c_void, len: u32) -> i32;
-}
-
-/// Disables Nagle's algorithm on the listening socket; Linux copies `TCP_NODELAY` to every
-/// accepted connection. Without it, a response written in several pieces (head, then a large
-/// body) can wait ~40 ms for the client's delayed ACK. Best effort: failure only costs latency.
-fn set_nodelay(listener: &TcpListener) {
-    use std::os::fd::AsRawFd;
-    const IPPROTO_TCP: i32 = 6;
-    const TCP_NODELAY: i32 = 1;
-    let one: i32 = 1;
-    // SAFETY: the descriptor is open for the call; the option value is a live i32.
-    unsafe {
-        setsockopt(
-            listener.as_raw_fd(),
-            IPPROTO_TCP,
-            TCP_NODELAY,
-            (&one as *const i32).cast(),
-            std::mem::size_of::<i32>() as u32,
-        );
+/// Starts a tiny_http instance on a clone of `listener` (tiny_http closes its copy when its
+/// accept loop ends). tiny_http panics when it cannot spawn its accept thread; that is an error.
+fn start_tiny(listener: &TcpListener) -> std::io::Result<Arc<tiny_http::Server>> {
+    let clone = listener.try_clone()?;
+    match catch_unwind(AssertUnwindSafe(|| {
+        tiny_http::Server::from_listener(clone, None)
+    })) {
+        Ok(Ok(tiny)) => Ok(Arc::new(tiny)),
+        Ok(Err(e)) => Err(std::io::Error::other(e.to_string())),
+        Err(_) => Err(std::io::Error::other("cannot start the accept thread")),
     }
 }
 
-fn dispatch_loop(shared: &Arc<Shared>, tiny: &tiny_http::Server) {
+const BACKOFF_FIRST: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// One tiny_http instance and whether its accept loop has ended.
+struct Generation {
+    tiny: Arc<tiny_http::Server>,
+    dead: AtomicBool,
+}
+
+/// Keeps a tiny_http instance accepting on `listener` until shutdown (see the module docs).
+///
+/// tiny_http's accept loop ends in two ways: it reports the `accept()` error through its queue
+/// (the forwarder passes it on), or its thread panics when it cannot duplicate an accepted socket
+/// under `EMFILE` (seen through the panic hook's count, [`super::conn::tiny_panics`]).
+fn supervise(
+    shared: &Arc<Shared>,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    first: Arc<tiny_http::Server>,
+    requests: Sender<tiny_http::Request>,
+) {
+    let (failed_tx, failed_rx) = crossbeam_channel::unbounded::<std::io::Error>();
+    let mut next = Some(first);
+    let mut current: Option<Arc<Generation>> = None;
+    let mut backoff = BACKOFF_FIRST;
+    let mut episode = false;
+    let mut last_failure = Instant::now();
+    let mut panics_seen = super::conn::tiny_panics();
+    loop {
+        if let Some(tiny) = next.take() {
+            let registered = {
+                let mut generations = shared.generations.lock().unwrap_or_else(|p| p.into_inner());
+                if shared.shutting_down.load(Ordering::SeqCst) {
+                    false
+                } else {
+                    generations.push(Arc::clone(&tiny));
+                    true
+                }
+            };
+            if !registered {
+                return;
+            }
+            let generation = Arc::new(Generation {
+                tiny,
+                dead: AtomicBool::new(false),
+            });
+            let forwarder = {
+                let shared = Arc::clone(shared);
+                let requests = requests.clone();
+                let failed = failed_tx.clone();
+                let generation = Arc::clone(&generation);
+                std::thread::Builder::new()
+                    .name("http-forward".to_owned())
+                    .spawn(move || forward(&shared, &generation, &requests, &failed))
+            };
+            if forwarder.is_err() {
+                // Without a forwarder nobody would answer this instance's requests.
+                generation.tiny.unblock();
+                retire(shared, &generation.tiny);
+                let _ = failed_tx.send(std::io::Error::other("cannot spawn a thread"));
+            }
+            current = Some(generation);
+        }
+        // Wait for an accept error, a panicked accept thread, or shutdown; a quiet second
+        // ends an episode.
+        let error = crossbeam_channel::select! {
+            recv(failed_rx) -> e => e.ok(),
+            recv(shared.stop) -> _ => return,
+            default(Duration::from_millis(20)) => {
+                let panics = super::conn::tiny_panics();
+                if panics != panics_seen {
+                    panics_seen = panics;
+                    if let Some(g) = &current {
+                        g.dead.store(true, Ordering::SeqCst);
+                    }
+                    Some(std::io::Error::other(
+                        "tiny_http's accept thread panicked: cannot duplicate a socket (out of descriptors)",
+                    ))
+                } else {
+                    if episode && last_failure.elapsed() >= BACKOFF_MAX + backoff {
+                        backoff = BACKOFF_FIRST;
+                        episode = false;
+                    }
+                    continue;
+                }
+            }
+        };
+        let Some(error) = error else { return };
+        if matches!(
+            error.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            // Not a failure: `accept()` honours the listener's SO_RCVTIMEO, so an instance that
+            // saw no connection for the I/O timeout ends its accept loop. Start the next one at
+            // once (connections wait in the backlog meanwhile).
+            match start_tiny(&listener) {
+                Ok(tiny) => next = Some(tiny),
+                Err(e) => {
+                    let _ = failed_tx.send(e);
+                }
+            }
+            continue;
+        }
+        last_failure = Instant::now();
+        if !episode {
+            episode = true;
+            super::conn::log_line(&format!(
+                "reactor: http: accepting connections on {local_addr} failed ({error}); \
+                 restarting the listener with backoff (5 ms doubling to 1 s)"
+            ));
+        }
+        loop {
+            crossbeam_channel::select! {
+                recv(shared.stop) -> _ => return,
+                default(backoff) => {}
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+            match start_tiny(&listener) {
+                Ok(tiny) => {
+                    shared.restarts.fetch_add(1, Ordering::Relaxed);
+                    next = Some(tiny);
+                    break;
+                }
+                // EMFILE again (the clone needs a descriptor): keep backing off.
+                Err(_) => continue,
+            }
+        }
+    }
+}
+
+fn retire(shared: &Shared, tiny: &Arc<tiny_http::Server>) {
+    shared
+        .generations
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|t| !Arc::ptr_eq(t, tiny));
+}
+
+/// Passes the requests of one tiny_http instance to the dispatcher. After the instance's accept
+/// loop ended (its error is reported once on `failed`), keeps passing requests from its open
+/// connections until none has arrived for twice the I/O timeout.
+fn forward(
+    shared: &Arc<Shared>,
+    generation: &Generation,
+    requests: &Sender<tiny_http::Request>,
+    failed: &Sender<std::io::Error>,
+) {
+    let tiny = &generation.tiny;
+    let poll = Duration::from_millis(250);
+    let idle_limit = shared.io_timeout * 2;
+    let mut last_request = Instant::now();
+    loop {
+        if shared.shutting_down.load(Ordering::SeqCst) {
+            // Pass on what is queued (answered 503 by the dispatcher), then stop.
+            while let Ok(Some(rq)) = tiny.try_recv() {
+                let _ = requests.send(rq);
+            }
+            break;
+        }
+        match tiny.recv_timeout(poll) {
+            Ok(Some(rq)) => {
+                last_request = Instant::now();
+                if requests.send(rq).is_err() {
+                    break;
+                }
+            }
+            Ok(None) => {
+                if generation.dead.load(Ordering::SeqCst) && last_request.elapsed() >= idle_limit {
+                    break;
+                }
+            }
+            // `unblock()` during shutdown, handled at the top of the loop.
+            Err(_) if shared.shutting_down.load(Ordering::SeqCst) => {}
+            Err(e) => {
+                // The accept loop has ended (tiny-http issue #283).
+                if !generation.dead.swap(true, Ordering::SeqCst) {
+                    last_request = Instant::now();
+                    let _ = failed.send(e);
+                }
+            }
+        }
+    }
+    retire(shared, tiny);
+}
+
+fn dispatch_loop(shared: &Arc<Shared>, incoming: &Receiver<tiny_http::Request>) {
     let mut workers = Pool::new("http-worker", shared.max_in_flight);
     let mut rejecters = Pool::new("http-reject", REJECT_THREADS);
-    loop {
-        let rq = match tiny.recv() {
-            Ok(rq) => rq,
-            Err(_) if shared.shutting_down.load(Ordering::SeqCst) => break,
-            // An accept error ends tiny_http's accept loop; requests on connections already
-            // open still arrive, so keep dispatching until shutdown.
-            Err(_) => continue,
-        };
+    while let Ok(rq) = incoming.recv() {
         let request = Request::from_tiny(rq, shared.body_limit);
+        let peer = request.remote_addr();
+        if peer.is_some_and(|p| shared.is_closing(p)) {
+            // Parsed from a connection being closed after a refusal: never routed, never
+            // answered (its output is already closed).
+            let shared = Arc::clone(shared);
+            rejecters.submit(Box::new(move || discard(&shared, request)));
+            continue;
+        }
+        if let Some(refusal) = framing::check(request.http_version(), request.headers()) {
+            // Marked here, before the next request of this connection is dispatched.
+            if let Some(p) = peer {
+                shared.mark_closing(p);
+            }
+            let shared = Arc::clone(shared);
+            rejecters.submit(Box::new(move || {
+                let response = Response::error(refusal.status, refusal.message)
+                    .with_header("connection", "close");
+                send(&shared, request, response);
+            }));
+            continue;
+        }
         if shared.shutting_down.load(Ordering::SeqCst) {
             let shared = Arc::clone(shared);
             rejecters.submit(Box::new(move || {
@@ -599,6 +890,18 @@ fn dispatch_loop(shared: &Arc<Shared>, tiny: &tiny_http::Server) {
             let shared = Arc::clone(shared);
             rejecters.submit(Box::new(move || send(&shared, request, Response::busy())));
         }
+    }
+}
+
+/// Lets a request go without routing or answering it (tiny_http's own 500 meets the closed
+/// output of a connection being closed).
+fn discard(shared: &Shared, mut request: Request) {
+    let how = disposal(request.unread_declared());
+    if how == Disposal::Park {
+        shared.parked.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Source::Tiny(rq) = std::mem::replace(&mut request.source, Source::Taken) {
+        dispose(*rq, how);
     }
 }
 
@@ -644,11 +947,17 @@ fn force(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
     headers.push((name.to_owned(), value.to_owned()));
 }
 
-/// Writes `response` for `request`: standard headers, ETag/304, SSE hand-off, and the
-/// abandonment path for undrainable bodies.
+/// Writes `response` for `request`: standard headers, ETag/304, SSE hand-off, and closing the
+/// connection when the response says `connection: close` or the request's body makes the rest of
+/// the connection unusable (see the module docs).
 fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
-    let undrainable = request.unread_declared() > MAX_DRAIN_BYTES;
-    let response = if undrainable && response.is_event_stream() {
+    let unread = request.unread_declared();
+    let close = response
+        .header("connection")
+        .is_some_and(|v| v.eq_ignore_ascii_case("close"))
+        || unread > shared.body_limit
+        || request.body_failed();
+    let response = if close && response.is_event_stream() {
         Response::payload_too_large(shared.body_limit)
     } else {
         response
@@ -695,30 +1004,35 @@ fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
             .iter()
             .find(|(n, _)| n == "etag")
             .is_some_and(|(_, tag)| if_none_match.iter().any(|h| if_none_match_matches(h, tag)));
-    if undrainable {
-        abandon(shared, rq, status, &headers, &bytes, is_head);
+    if not_modified {
+        // 304 without a body; the content-length is the one a 200 would have had.
+        status = 304;
+        headers.retain(|(n, _)| n != "content-type");
+    }
+    let omit_body = is_head || not_modified;
+    if close {
+        force(&mut headers, "connection", "close");
+        close_after(
+            shared, rq, version, status, &headers, &bytes, omit_body, unread,
+        );
         return;
     }
     if headers.iter().any(|(n, _)| n == "connection") {
         // tiny_http drops a `connection` header set by the application; write such responses
-        // (the 413 of HOST.md §10.4 step 2 carries `connection: close`) ourselves.
-        let status = if not_modified { 304 } else { status };
-        if not_modified {
-            headers.retain(|(n, _)| n != "content-type");
-        }
-        write_raw(
-            rq,
+        // ourselves.
+        if let Some(mut out) = write_raw(
+            rq.into_writer(),
             version,
             status,
             &headers,
             &bytes,
-            is_head || not_modified,
-        );
+            omit_body,
+        ) {
+            let _ = out.flush();
+        }
         return;
     }
     let tiny_response = if not_modified {
-        // 304 without a body; the content-length is the one a 200 would have had.
-        headers.retain(|(n, _)| n != "content-type");
         tiny_http::Response::new(
             tiny_http::StatusCode(304),
             tiny_headers(&headers),
@@ -740,16 +1054,8 @@ fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
     let _ = rq.respond(tiny_response);
 }
 
-/// Writes a complete response by hand through the request's raw writer. tiny_http first
-/// discards the unread body (at most [`MAX_DRAIN_BYTES`], checked by the caller).
-fn write_raw(
-    rq: tiny_http::Request,
-    version: (u8, u8),
-    status: u16,
-    headers: &[(String, String)],
-    body: &[u8],
-    omit_body: bool,
-) {
+/// A response head written by hand: status line, the sendable headers, `content-length`.
+fn raw_head(version: (u8, u8), status: u16, headers: &[(String, String)], len: usize) -> String {
     let reason = tiny_http::StatusCode(status).default_reason_phrase();
     let minor = if version >= (1, 1) { 1 } else { 0 };
     let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
@@ -759,10 +1065,22 @@ fn write_raw(
     {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
-    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-    let mut out = rq.into_writer();
-    let _ = out
-        .write_all(head.as_bytes())
+    head.push_str(&format!("content-length: {len}\r\n\r\n"));
+    head
+}
+
+/// Writes a complete response head and body by hand to `out`; returns the writer, or `None`
+/// when the connection failed.
+fn write_raw(
+    mut out: Box<dyn Write + Send>,
+    version: (u8, u8),
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+    omit_body: bool,
+) -> Option<Box<dyn Write + Send>> {
+    let head = raw_head(version, status, headers, body.len());
+    out.write_all(head.as_bytes())
         .and_then(|()| {
             if omit_body {
                 Ok(())
@@ -770,25 +1088,74 @@ fn write_raw(
                 out.write_all(body)
             }
         })
-        .and_then(|()| out.flush());
+        .and_then(|()| out.flush())
+        .ok()
+        .map(|()| out)
 }
 
-/// Answers a request whose unread declared body is too large to discard safely, through
-/// tiny_http's raw stream hand-off, and leaks the connection so that tiny_http never tries to
-/// discard that body (see the module docs).
+/// Writes the response and closes the connection; nothing after this request's head is ever
+/// parsed as another request (such requests are marked and refused by the dispatcher).
 ///
-/// tiny_http prints this head itself and refuses `content-length`, `connection` and
-/// `transfer-encoding` there, adding `connection: upgrade` and `upgrade: none`; the body that
-/// follows is therefore delimited only by the connection, which stays open. Clients see the
-/// status and headers at once; this is reserved for declared bodies over 64 MiB.
-fn abandon(
+/// With a handle on the socket (Linux), the response goes out at once, written directly on the
+/// socket and followed by the end of output; tiny_http then discards what the client still sends
+/// of its body (lingering close, at most [`super::conn::LINGER`], after which the socket stops
+/// reading) and lets the connection go. Without a handle, tiny_http discards the body first (up
+/// to [`MAX_DRAIN_BYTES`], bounded by the I/O timeout) and the client is trusted to honour
+/// `connection: close`. A request whose unread body cannot be discarded at all is handled as
+/// `conn.rs` describes.
+#[allow(clippy::too_many_arguments)]
+fn close_after(
     shared: &Arc<Shared>,
     rq: tiny_http::Request,
+    version: (u8, u8),
     status: u16,
     headers: &[(String, String)],
     body: &[u8],
-    is_head: bool,
+    omit_body: bool,
+    unread: u64,
 ) {
+    let peer = rq.remote_addr().copied();
+    if let Some(p) = peer {
+        shared.mark_closing(p);
+    }
+    shared.closed.fetch_add(1, Ordering::Relaxed);
+    let how = disposal(unread);
+    if how == Disposal::Park {
+        shared.parked.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(socket) = peer.and_then(|p| ClientSocket::find(shared.local_port, p)) {
+        let mut bytes = raw_head(version, status, headers, body.len()).into_bytes();
+        if !omit_body {
+            bytes.extend_from_slice(body);
+        }
+        let _ = socket.write_all(&bytes);
+        socket.shutdown(Half::Write);
+        if unread > MAX_DRAIN_BYTES {
+            // Nothing worth lingering for: stop reading now.
+            socket.shutdown(Half::Read);
+        } else {
+            socket.stop_reading_after_linger();
+        }
+        // tiny_http's own response to a dropped request (a 500) meets the closed output.
+        dispose(rq, how);
+        return;
+    }
+    if how == Disposal::Drop {
+        // `into_writer` drops the body reader (tiny_http discards the rest) before writing.
+        drop(write_raw(
+            rq.into_writer(),
+            version,
+            status,
+            headers,
+            body,
+            omit_body,
+        ));
+        return;
+    }
+    // The body reader must not be dropped by tiny_http's code paths: take the stream through
+    // the raw hand-off, which keeps the reader. tiny_http prints this head itself (adding
+    // `connection: upgrade` and `upgrade: none`, refusing `content-length`), so the body is
+    // delimited by the close.
     let head = tiny_http::Response::new(
         tiny_http::StatusCode(status),
         tiny_headers(headers),
@@ -797,12 +1164,9 @@ fn abandon(
         None,
     );
     let mut stream = rq.upgrade("none", head);
-    let body = if is_head { &[][..] } else { body };
+    let body = if omit_body { &[][..] } else { body };
     let _ = stream.write_all(body).and_then(|()| stream.flush());
-    shared.abandoned.fetch_add(1, Ordering::Relaxed);
-    // Dropping the stream would make tiny_http drain (and first allocate) the whole declared
-    // body; leaking it keeps the process alive at the cost of one idle connection.
-    std::mem::forget(stream);
+    dispose(stream, how);
 }
 
 fn sse_headers() -> [(&'static str, &'static str); 4] {

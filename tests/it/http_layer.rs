@@ -551,14 +551,14 @@ fn oversized_bodies_are_413() {
     )
     .unwrap();
     assert_eq!(r.status, 400);
-    assert_eq!(server.abandoned_connections(), 0);
+    assert_eq!(server.parked_requests(), 0);
     assert_eq!(get(&server, "/echo").status, 200);
 }
 
 #[test]
 fn absurd_content_length_does_not_abort_the_process() {
-    // tiny_http 0.12 would allocate the declared length to discard it; the server must answer
-    // and keep running instead (see the server module docs).
+    // tiny_http 0.12 would allocate the declared length to discard it; the server must answer,
+    // close the connection and keep running instead (see the server module docs).
     let server = Server::start(
         ServerConfig {
             body_limit: 1000,
@@ -574,31 +574,34 @@ fn absurd_content_length_does_not_abort_the_process() {
     )
     .unwrap();
     let addr = server.local_addr();
-    let mut held = Vec::new();
-    for (i, request) in [
-        "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4611686018427387904\r\n\r\nabc",
-        "GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 18446744073709551615\r\n\r\n",
-        "POST /other HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999999\r\n\r\n",
-        "DELETE /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999999\r\n\r\n",
-        "POST /nowhere HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 999999999999\r\n\r\n",
+    for (i, (request, status)) in [
+        // 2^62: no machine can reserve it; the request is parked.
+        ("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4611686018427387904\r\n\r\nabc", 413),
+        // Above isize::MAX: tiny_http's discard panics; caught.
+        ("GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 18446744073709551615\r\n\r\n", 413),
+        // 1 GB, unread because the route, method or host is refused first.
+        ("POST /other HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n\r\n", 405),
+        ("DELETE /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n\r\n", 405),
+        ("POST /nowhere HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 1000000000\r\n\r\n", 403),
+        // With `Expect: 100-continue` the 413 comes before any `100 Continue`.
+        ("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n", 413),
     ]
     .iter()
     .enumerate()
     {
         let mut s = connect(addr);
         s.write_all(request.as_bytes()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut reader = BufReader::new(s.try_clone().unwrap());
-        // Status and headers arrive at once; the body is delimited only by the connection.
         let r = read_head(&mut reader).unwrap_or_else(|| panic!("no response to #{i}"));
-        assert!(matches!(r.status, 403 | 405 | 413), "#{i}: {}", r.status);
+        assert_eq!(r.status, *status, "#{i}");
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
-        held.push(s);
+        // The connection is closed by the server (end of input, not the read timeout).
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest).unwrap_or_else(|e| panic!("#{i}: {e}"));
     }
-    wait_until("five abandoned connections", || {
-        server.abandoned_connections() == 5
-    });
-    drop(held);
-    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(server.parked_requests(), 1);
+    assert!(server.closed_connections() >= 6);
     assert_eq!(get(&server, "/other").body, "ok");
     let report = server.close();
     assert!(report.is_clean(), "{report:?}");
@@ -1017,6 +1020,49 @@ fn sse_dropped_client_is_removed_silently() {
     });
     assert_eq!(hub.broadcast(&SseEvent::named("x", "1")), 0);
     assert!(server.close().is_clean());
+}
+
+#[test]
+fn sse_client_that_stops_reading_is_closed_by_the_send_timeout() {
+    let hub = SseHub::new(SseConfig {
+        heartbeat: Duration::from_millis(50),
+        max_queued: usize::MAX,
+        ..SseConfig::default()
+    });
+    let server = Server::start(
+        ServerConfig {
+            io_timeout: Duration::from_millis(300),
+            ..config()
+        },
+        viewer_like(Some(hub.clone())),
+    )
+    .unwrap();
+    // A healthy stream outlives several timeouts: heartbeats keep the socket moving.
+    let (_, mut healthy) = SseReader::open(&server);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1200) {
+        assert!(healthy.block().is_some(), "the healthy stream ended");
+    }
+    // A client that never reads: once its socket buffers are full, the next write waits longer
+    // than the send timeout and the stream is closed.
+    let mut stalled = connect(server.local_addr());
+    stalled
+        .write_all(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    wait_until("two streams", || server.event_streams() == 2);
+    let big = "x".repeat(64 * 1024);
+    let t0 = Instant::now();
+    while server.event_streams() == 2 {
+        hub.broadcast(&SseEvent::named("bulk", &big));
+        while healthy.block().is_some_and(|b| !b.contains("bulk")) {}
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the stalled stream was never closed"
+        );
+    }
+    assert_eq!(server.event_streams(), 1, "the healthy stream survives");
+    drop(stalled);
+    assert!(healthy.block().is_some());
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod fixtures;
 mod host_cli;
 mod host_compile;
 mod host_serve;
+mod hostile_http;
 mod http_layer;
 mod ledger_refusal;
 mod model_providers;
