@@ -25,7 +25,7 @@ pub use de::{
     from_value,
 };
 pub use parse::{ParseError, ParseErrorKind, Parser, parse, parse_str};
-pub use ser::{MapBuilder, SeqBuilder, SerError, ValueSerializer, to_value};
+pub use ser::{MapBuilder, SeqBuilder, SerError, ValueSerializer, to_value, value_of};
 pub use write::{
     JsCompactFormatter, JsPrettyFormatter, NonFinite, canonical_string, compact_string,
     number_to_string, pretty_string, to_js_compact, to_js_pretty, write_canonical,

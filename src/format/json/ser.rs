@@ -22,6 +22,13 @@ pub fn to_value<T: Serialize + ?Sized>(t: &T) -> Result<Value, SerError> {
     t.serialize(ValueSerializer)
 }
 
+/// [`to_value`] for types whose `Serialize` cannot fail: derived structs and enums with string
+/// member names, `Option`s, sequences and string-keyed maps of such types. For any other type,
+/// a failure (a non-string map key) gives `null`; use [`to_value`] to see it.
+pub fn value_of<T: Serialize + ?Sized>(t: &T) -> Value {
+    to_value(t).unwrap_or(Value::Null)
+}
+
 /// Why a value could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
