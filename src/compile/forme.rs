@@ -122,14 +122,13 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             continue;
         }
         reported.insert(&n.id, i);
-        if n.kind.kind() != c.kind {
+        if n.kind != c.kind {
             errors.push(format!(
                 "{at}.kind: '{}' does not match the contract's kind '{}'",
-                n.kind.kind(),
-                c.kind
+                n.kind, c.kind
             ));
         }
-        if c.kind == Kind::Gateway && n.wake_source.wake_source() != WakeSource::External {
+        if c.kind == Kind::Gateway && n.wake_source != WakeSource::External {
             errors.push(format!(
                 "{at}.wake_source: '{}' is a gateway, so its wake source must be 'external'",
                 n.id
@@ -281,7 +280,7 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
         .map(|n| TopologyNode {
             node: n.id.clone(),
             contract_fingerprint: set.get(&n.id).map(|c| c.fingerprint()),
-            wake_source: Some(n.wake_source.wake_source()),
+            wake_source: Some(n.wake_source),
         })
         .collect();
     let mut by_need: HashMap<(&str, &str), Vec<(String, String)>> = HashMap::new();
@@ -325,7 +324,7 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
     edges.dedup();
     let mut entry_points: Vec<String> = reported
         .iter()
-        .filter(|n| n.wake_source.wake_source() == WakeSource::External)
+        .filter(|n| n.wake_source == WakeSource::External)
         .map(|n| n.id.clone())
         .collect();
     entry_points.sort_by(|a, b| utf16_cmp(a, b));
@@ -394,7 +393,7 @@ pub fn find_cycle(nodes: &[&str], edges: &[Edge]) -> Option<Cycle> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::schema::{FormeMatch, FormeNeed, FormeNode, KindName, WakeName};
+    use crate::compile::schema::{FormeMatch, FormeNeed, FormeNode};
     use crate::contract::parse_contract;
 
     fn set(specs: &[(&str, &str, &[&str])]) -> ContractSet {
@@ -413,8 +412,8 @@ mod tests {
 
     fn node(
         id: &str,
-        kind: KindName,
-        wake: WakeName,
+        kind: Kind,
+        wake: WakeSource,
         needs: &[(&str, bool)],
         facets: &[&str],
     ) -> FormeNode {
@@ -442,8 +441,8 @@ mod tests {
         }
     }
 
-    use KindName::{Gateway as G, Responsibility as R};
-    use WakeName::{External as Ext, Input as In, SelfWake as Slf};
+    use Kind::{Gateway as G, Responsibility as R};
+    use WakeSource::{External as Ext, Input as In, SelfWake as Slf};
 
     fn graph() -> (ContractSet, FormeOutput) {
         let s = set(&[
@@ -611,7 +610,7 @@ mod tests {
                     &["prices", "prices", "extra"],
                 ),
                 node("inbox", G, In, &[("a", false), ("a", true)], &[]),
-                node("style", KindName::Pattern, In, &[], &[]),
+                node("style", Kind::Pattern, In, &[], &[]),
                 node("ghost", R, In, &[], &[]),
                 node("inbox", G, Ext, &[], &[]),
             ],

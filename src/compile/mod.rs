@@ -58,7 +58,7 @@ pub use cache::{
     load_ir, sdk_version, write_cache,
 };
 pub use forme::{Cycle, Diagnostic, DiagnosticKind, Wired, check_forme, wire};
-pub use ir::{CompiledIr, CompiledNode, CompiledRules, TopologySummary};
+pub use ir::{CompiledIr, CompiledNode, TopologySummary};
 pub use session::{MAX_REPAIR_TURNS, SessionSettings, Step, StepCost};
 
 use crate::contract::{ContractSet, render_evidence};

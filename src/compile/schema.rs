@@ -20,6 +20,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::contract::Kind;
+use crate::core::canonicalizer::{FacetSpec, FieldRule};
+use crate::core::postcondition::PostconditionEntry;
+use crate::format::receipt::WakeSource;
 use crate::model::OutputSchema;
 
 /// Schema name of the Forme session (HOST.md §5.3).
@@ -374,61 +378,6 @@ pub fn parse_answer<T: DeserializeOwned>(
 // Typed outputs
 // ---------------------------------------------------------------------------------------------
 
-/// A contract kind as the Forme output spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KindName {
-    /// `responsibility`
-    Responsibility,
-    /// `gateway`
-    Gateway,
-    /// `function`
-    Function,
-    /// `pattern`
-    Pattern,
-    /// `test`
-    Test,
-}
-
-impl KindName {
-    /// The loader's kind.
-    pub fn kind(self) -> crate::contract::Kind {
-        use crate::contract::Kind;
-        match self {
-            KindName::Responsibility => Kind::Responsibility,
-            KindName::Gateway => Kind::Gateway,
-            KindName::Function => Kind::Function,
-            KindName::Pattern => Kind::Pattern,
-            KindName::Test => Kind::Test,
-        }
-    }
-}
-
-/// A wake source as the Forme output spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WakeName {
-    /// `input`
-    Input,
-    /// `self`
-    #[serde(rename = "self")]
-    SelfWake,
-    /// `external`
-    External,
-}
-
-impl WakeName {
-    /// The receipt-level wake source.
-    pub fn wake_source(self) -> crate::format::receipt::WakeSource {
-        use crate::format::receipt::WakeSource;
-        match self {
-            WakeName::Input => WakeSource::Input,
-            WakeName::SelfWake => WakeSource::SelfWake,
-            WakeName::External => WakeSource::External,
-        }
-    }
-}
-
 /// The Forme answer (RUNTIME.md §3.3.2).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -446,9 +395,9 @@ pub struct FormeNode {
     /// A loaded contract id.
     pub id: String,
     /// Must equal the contract's kind.
-    pub kind: KindName,
+    pub kind: Kind,
     /// The node's intrinsic wake source.
-    pub wake_source: WakeName,
+    pub wake_source: WakeSource,
     /// The node's needs in Requires order.
     pub requires: Vec<FormeNeed>,
     /// The node's facet names (`[]` = `@atomic` only).
@@ -479,179 +428,28 @@ pub struct FormeMatch {
     pub facet: String,
 }
 
-/// The canonicalizer answer (RUNTIME.md §3.4.2).
+/// The canonicalizer answer (RUNTIME.md §3.4.2): the node's canonicalization spec without its
+/// `node` member, in the core's own types. Only the answer object itself denies unknown
+/// members; inside it, [`validate`] reports them (the core types ignore unknown members, as
+/// the compile-file reader must).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CanonicalizerOutput {
     /// Field rules.
-    pub fields: Vec<FieldOutput>,
+    pub fields: Vec<FieldRule>,
     /// Materiality of fields no rule governs.
     pub default_material: bool,
     /// One entry per declared facet.
-    pub facets: Vec<FacetOutput>,
+    pub facets: Vec<FacetSpec>,
 }
 
-/// `fields[]` of the canonicalizer answer.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FieldOutput {
-    /// Dotted path into `truth.json`.
-    pub path: String,
-    /// Keep or drop the field and its subtree.
-    pub material: bool,
-    /// Text normalization, or `None` (`null` or absent).
-    #[serde(default)]
-    pub text: Option<TextOutput>,
-    /// Number quantization, or `None`.
-    #[serde(default)]
-    pub number: Option<NumberOutput>,
-    /// `ordered`, `set`, or `None` (ordered).
-    #[serde(default)]
-    pub collection: Option<CollectionName>,
-}
-
-/// `fields[].text` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextOutput {
-    /// Collapse whitespace runs and trim.
-    pub collapse_whitespace: bool,
-    /// Lower-case.
-    pub case_insensitive: bool,
-}
-
-/// `fields[].number` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NumberOutput {
-    /// `None` or `0` = exact; otherwise finite and `> 0` (a lowering check).
-    #[serde(default)]
-    pub quantum: Option<f64>,
-}
-
-/// `fields[].collection` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CollectionName {
-    /// `ordered`
-    Ordered,
-    /// `set`
-    Set,
-}
-
-/// `facets[]` of the canonicalizer answer.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FacetOutput {
-    /// A declared facet name.
-    pub facet: String,
-    /// Dotted paths carrying the facet.
-    pub paths: Vec<String>,
-}
-
-/// The postcondition answer (RUNTIME.md §3.5.2).
+/// The postcondition answer (RUNTIME.md §3.5.2): the flat entries in the core's own type (pool
+/// nodes lowered as they are read, see [`FlatNode`](crate::core::postcondition::FlatNode)).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PostconditionOutput {
     /// One entry per postcondition.
-    pub postconditions: Vec<PostconditionOutputEntry>,
-}
-
-/// `postconditions[].mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ModeName {
-    /// `deterministic`
-    Deterministic,
-    /// `render-attested`
-    RenderAttested,
-}
-
-/// `postconditions[]` of the postcondition answer.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PostconditionOutputEntry {
-    /// Stable id.
-    pub id: String,
-    /// Deterministic or render-attested.
-    pub mode: ModeName,
-    /// `@atomic` or a declared facet.
-    pub facet: String,
-    /// The flat violation predicate (deterministic entries only).
-    #[serde(default)]
-    pub predicate: Option<PredicateOutput>,
-    /// The postcondition sentence, verbatim.
-    pub source: String,
-}
-
-/// `postconditions[].predicate`: a flat pool and its root.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PredicateOutput {
-    /// The node pool.
-    pub nodes: Vec<PoolNodeOutput>,
-    /// Index of the root node.
-    pub root: Index,
-}
-
-/// `predicate.nodes[].kind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PoolKindName {
-    /// `equals`
-    Equals,
-    /// `not-equals`
-    NotEquals,
-    /// `greater-than-or-equal`
-    GreaterThanOrEqual,
-    /// `less-than`
-    LessThan,
-    /// `and`
-    And,
-    /// `or`
-    Or,
-    /// `not`
-    Not,
-}
-
-/// `predicate.nodes[]`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoolNodeOutput {
-    /// The node kind.
-    pub kind: PoolKindName,
-    /// Leaves: the fact name.
-    #[serde(default)]
-    pub fact: Option<String>,
-    /// Leaves: the comparison value (`null` is a real value).
-    #[serde(default)]
-    pub value: Value,
-    /// `and` / `or`: pool indices.
-    #[serde(default)]
-    pub children: Option<Vec<Index>>,
-    /// `not`: a pool index.
-    #[serde(default)]
-    pub child: Option<Index>,
-}
-
-/// A pool index: a JSON integer within `i64` (an integral float such as `1.0` is accepted, as
-/// JSON Schema's `integer` does). Range checks belong to the predicate decoder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Index(pub i64);
-
-impl<'de> Deserialize<'de> for Index {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Index, D::Error> {
-        let v = Value::deserialize(d)?;
-        if let Some(i) = v.as_i64() {
-            return Ok(Index(i));
-        }
-        match v.as_f64() {
-            Some(f) if is_integer(&v) => Ok(Index(f as i64)),
-            _ => Err(serde::de::Error::custom(format!(
-                "expected an integer index, found {v}"
-            ))),
-        }
-    }
+    pub postconditions: Vec<PostconditionEntry>,
 }
 
 #[cfg(test)]
@@ -741,8 +539,14 @@ mod tests {
         assert_eq!(validate(&s.schema, &ok), Vec::<String>::new());
         let out: CanonicalizerOutput = parse_answer(&s, &ok).unwrap();
         assert_eq!(out.fields[0].text, None);
-        assert_eq!(out.fields[1].number, Some(NumberOutput { quantum: None }));
-        assert_eq!(out.fields[1].collection, Some(CollectionName::Set));
+        assert_eq!(
+            out.fields[1].number,
+            Some(crate::core::canonicalizer::NumberRule { quantum: None })
+        );
+        assert_eq!(
+            out.fields[1].collection,
+            Some(crate::core::canonicalizer::Collection::Set)
+        );
         let bad = json!({"fields": [{"path": "a", "material": true, "text": "yes",
                                      "number": {"quantum": "0.1"}, "collection": "bag"}],
                          "default_material": 1, "facets": [{"facet": "f", "paths": "a"}]});
@@ -779,10 +583,11 @@ mod tests {
         fixed["postconditions"][0]["predicate"]["nodes"][2]["child"] = json!(1);
         let out: PostconditionOutput = parse_answer(&s, &fixed).unwrap();
         let pool = &out.postconditions[0].predicate.as_ref().unwrap().nodes;
-        assert_eq!(pool[0].children, Some(vec![Index(1), Index(2)]));
-        assert_eq!(pool[1].value, json!(3));
-        assert_eq!(pool[2].value, Value::Null);
-        assert_eq!(pool[2].child, Some(Index(1)));
+        assert_eq!(pool[0].children, Some(vec![1, 2]));
+        assert_eq!(pool[1].value, Some(crate::format::json::Value::Number(3.0)));
+        // Connectives keep only their own members.
+        assert_eq!(pool[2].value, None);
+        assert_eq!(pool[2].child, Some(1));
     }
 
     #[test]
@@ -818,7 +623,7 @@ mod tests {
             "matches": []
         }));
         let out = r.unwrap();
-        assert_eq!(out.nodes[0].wake_source, WakeName::SelfWake);
-        assert_eq!(out.nodes[0].kind.kind(), crate::contract::Kind::Gateway);
+        assert_eq!(out.nodes[0].wake_source, WakeSource::SelfWake);
+        assert_eq!(out.nodes[0].kind, Kind::Gateway);
     }
 }

@@ -782,20 +782,21 @@ fn compiled_rules_fingerprint_and_gate() {
     assert_ne!(fa.atomic_token(), Some("sha256:v1"));
     let mut att = HashMap::new();
     assert_eq!(
-        watch.gate(&a, &att).unwrap_err(),
+        watch.gate(&a, &att).unwrap_err().to_string(),
         "postconditions failed: own-page (attestation missing)"
     );
     att.insert("own-page".to_string(), true);
     assert_eq!(watch.gate(&a, &att), Ok(()));
     let empty = truth(json!([]));
     assert_eq!(
-        watch.gate(&empty, &att).unwrap_err(),
+        watch.gate(&empty, &att).unwrap_err().to_string(),
         "postconditions failed: has-prices (tripped)"
     );
     assert!(
         watch
             .fingerprint(&Vec::new(), "sha256:v")
             .unwrap_err()
+            .to_string()
             .starts_with("structured truth missing")
     );
     let brief = &ir.nodes["price-brief"].rules;

@@ -566,10 +566,10 @@ impl Reactor {
         let version = address(&artifact);
         let (fingerprints, warnings) = match nir.rules.fingerprint(&tree, &version) {
             Ok(x) => x,
-            Err(reason) => return fail(&reason, &product.usage),
+            Err(reason) => return fail(&reason.to_string(), &product.usage),
         };
-        if let Err(reason) = nir.rules.gate(&tree, &product.attestations) {
-            return fail(&reason, &product.usage);
+        if let Err(rejection) = nir.rules.gate(&tree, &product.attestations) {
+            return fail(&rejection.to_string(), &product.usage);
         }
         if let Err(e) = self
             .store
