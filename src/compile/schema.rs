@@ -8,10 +8,11 @@
 //! object, array or enum is an `anyOf` with `{"type": "null"}`; there are no recursive
 //! references, no `pattern` and no length keywords (ranges are lowering checks instead).
 //!
-//! [`validate`] interprets exactly that subset (`type` as a name or a list of names, `enum`,
-//! `properties`, `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array
-//! at [`MAX_ARRAY_ITEMS`] elements, and reports every
-//! violation as one line naming its JSON path (`$.nodes[2].wake_source: …`). A member that is
+//! [`validate`] checks an answer with the project's one validator of that subset
+//! ([`crate::format::jsonschema`]: `type` as a name or a list of names, `enum`, `properties`,
+//! `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array at
+//! [`MAX_ARRAY_ITEMS`] elements, and reports every violation as one line naming its JSON path
+//! (`$.nodes[2].wake_source: …`). A member that is
 //! absent but whose schema admits `null` counts as `null`, as §3.2.2 requires. [`parse_answer`]
 //! validates, then deserializes into the typed output; a deserialization failure after a clean
 //! validation is reported at `$`.
@@ -23,6 +24,9 @@ use serde_json::{Value, json};
 use crate::contract::Kind;
 use crate::core::canonicalizer::{FacetSpec, FieldRule};
 use crate::core::postcondition::PostconditionEntry;
+use crate::format::jsonschema::{
+    self, MemberOrder, Options, Violation, ViolationKind, member_path,
+};
 use crate::format::receipt::WakeSource;
 use crate::model::OutputSchema;
 
@@ -167,46 +171,6 @@ fn type_of(v: &Value) -> &'static str {
     }
 }
 
-/// True for JSON integers that fit an `i64`, including integral floats (`1.0`), which JSON
-/// Schema also calls integers.
-fn is_integer(v: &Value) -> bool {
-    match v {
-        Value::Number(n) => {
-            n.is_i64()
-                || n.as_f64().is_some_and(|f| {
-                    f.is_finite() && f.fract() == 0.0 && f >= -(2f64.powi(63)) && f < 2f64.powi(63)
-                })
-        }
-        _ => false,
-    }
-}
-
-fn type_matches(name: &str, v: &Value) -> bool {
-    match name {
-        "integer" => is_integer(v),
-        other => other == type_of(v),
-    }
-}
-
-fn schema_types(schema: &Value) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// True when `schema` admits `null` (a `null` type or an `anyOf` branch that does).
-fn admits_null(schema: &Value) -> bool {
-    if schema_types(schema).contains(&"null") {
-        return true;
-    }
-    schema
-        .get("anyOf")
-        .and_then(Value::as_array)
-        .is_some_and(|branches| branches.iter().any(admits_null))
-}
-
 fn describe_types(types: &[&str]) -> String {
     let article = |t: &str| match t {
         "object" | "array" | "integer" => format!("an {t}"),
@@ -234,129 +198,56 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// `path.key`, or `path["key"]` when the key is not a plain identifier.
-fn member_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", Value::String(key.to_string()))
-    }
-}
-
-struct Collector {
-    lines: Vec<String>,
-    dropped: usize,
-}
-
-impl Collector {
-    fn push(&mut self, path: &str, message: impl AsRef<str>) {
-        if self.lines.len() < MAX_ERROR_LINES {
-            self.lines.push(format!("{path}: {}", message.as_ref()));
-        } else {
-            self.dropped += 1;
+/// One repair line: `<JSON path>: <message>`.
+fn repair_line(v: &Violation<'_>) -> String {
+    match &v.kind {
+        ViolationKind::Type { expected, found } => {
+            let found = if expected.contains(&"integer") && found.is_number() {
+                format!("{found} (not an integer)")
+            } else {
+                type_of(found).to_string()
+            };
+            format!(
+                "{}: expected {}, found {found}",
+                v.path,
+                describe_types(expected)
+            )
+        }
+        ViolationKind::Enum { allowed, found } => {
+            let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            format!(
+                "{}: {} is not one of {}",
+                v.path,
+                short(found),
+                names.join(", ")
+            )
+        }
+        ViolationKind::Missing { key } => {
+            format!("{}: required member is missing", member_path(&v.path, key))
+        }
+        ViolationKind::Unknown { key } => format!("{}: unknown member", member_path(&v.path, key)),
+        ViolationKind::TooManyItems { len, max } => {
+            format!("{}: has {len} items (at most {max})", v.path)
         }
     }
 }
 
-fn check(schema: &Value, v: &Value, path: &str, out: &mut Collector) {
-    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
-        // Pick the branch whose type admits the value and report its errors; with no such
-        // branch, report the union of the branch types.
-        let fitting = branches.iter().find(|b| {
-            let types = schema_types(b);
-            types.iter().any(|t| type_matches(t, v))
-        });
-        match fitting {
-            Some(b) => check(b, v, path, out),
-            None => {
-                let types: Vec<&str> = branches.iter().flat_map(schema_types).collect();
-                out.push(
-                    path,
-                    format!("expected {}, found {}", describe_types(&types), type_of(v)),
-                );
-            }
-        }
-        return;
-    }
-    let types = schema_types(schema);
-    if !types.is_empty() && !types.iter().any(|t| type_matches(t, v)) {
-        let found = if types.contains(&"integer") && matches!(v, Value::Number(_)) {
-            format!("{v} (not an integer)")
-        } else {
-            type_of(v).to_string()
-        };
-        out.push(
-            path,
-            format!("expected {}, found {found}", describe_types(&types)),
-        );
-        return;
-    }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(v)
-    {
-        let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
-        out.push(
-            path,
-            format!("{} is not one of {}", short(v), names.join(", ")),
-        );
-        return;
-    }
-    match v {
-        Value::Object(members) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            if let Some(props) = props {
-                for (key, sub) in props {
-                    let at = member_path(path, key);
-                    match members.get(key) {
-                        Some(x) => check(sub, x, &at, out),
-                        None if admits_null(sub) => {}
-                        None => out.push(&at, "required member is missing"),
-                    }
-                }
-            }
-            if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-                for key in members.keys() {
-                    if !props.is_some_and(|p| p.contains_key(key)) {
-                        out.push(&member_path(path, key), "unknown member");
-                    }
-                }
-            }
-        }
-        Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => {
-            out.push(
-                path,
-                format!("has {} items (at most {MAX_ARRAY_ITEMS})", items.len()),
-            );
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for (i, x) in items.iter().enumerate() {
-                    check(item_schema, x, &format!("{path}[{i}]"), out);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Validates `v` against `schema` (the subset described in the module docs). Returns every
-/// violation as `<JSON path>: <message>`, at most [`MAX_ERROR_LINES`] lines plus one summary line
-/// (`$: … and <n> more errors`); `[]` when valid.
+/// Validates `v` against `schema` with the project's JSON-Schema-subset validator
+/// ([`jsonschema::check`], members in schema order, arrays capped at [`MAX_ARRAY_ITEMS`]).
+/// Returns every violation as `<JSON path>: <message>`, at most [`MAX_ERROR_LINES`] lines plus
+/// one summary line (`$: … and <n> more errors`); `[]` when valid.
 pub fn validate(schema: &Value, v: &Value) -> Vec<String> {
-    let mut out = Collector {
-        lines: Vec::new(),
-        dropped: 0,
+    let options = Options {
+        order: MemberOrder::Properties,
+        max_items: Some(MAX_ARRAY_ITEMS),
+        max_violations: MAX_ERROR_LINES,
     };
-    check(schema, v, "$", &mut out);
-    if out.dropped > 0 {
-        out.lines
-            .push(format!("$: … and {} more errors", out.dropped));
+    let report = jsonschema::check(schema, v, &options);
+    let mut lines: Vec<String> = report.violations.iter().map(repair_line).collect();
+    if report.dropped > 0 {
+        lines.push(format!("$: … and {} more errors", report.dropped));
     }
-    out.lines
+    lines
 }
 
 /// Validates an answer against `schema` and deserializes it into `T` (RUNTIME.md §3.2.3 layer 1).
@@ -455,6 +346,7 @@ pub struct PostconditionOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::jsonschema::schema_types;
 
     /// Every object of a strict-mode schema lists all its properties as required and forbids
     /// others; no `$ref` anywhere.
