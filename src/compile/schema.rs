@@ -159,18 +159,6 @@ pub fn postcondition_schema() -> OutputSchema {
 // Validation
 // ---------------------------------------------------------------------------------------------
 
-/// The JSON type name of a value as the schema spells it (`integer` is reported as `number`).
-fn type_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn describe_types(types: &[&str]) -> String {
     let article = |t: &str| match t {
         "object" | "array" | "integer" => format!("an {t}"),
@@ -205,7 +193,7 @@ fn repair_line(v: &Violation<'_>) -> String {
             let found = if expected.contains(&"integer") && found.is_number() {
                 format!("{found} (not an integer)")
             } else {
-                type_of(found).to_string()
+                jsonschema::type_name(found).to_string()
             };
             format!(
                 "{}: expected {}, found {found}",

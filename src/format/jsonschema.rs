@@ -132,6 +132,19 @@ pub fn schema_types(schema: &Value) -> Vec<&str> {
     }
 }
 
+/// The JSON type name of a value (`null`, `boolean`, `number`, `string`, `array`, `object`;
+/// integers are `number`).
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// True for integral numbers (`3`, `3.0`; not `3.5`).
 pub fn is_integer(v: &Value) -> bool {
     match v {

@@ -208,49 +208,28 @@ impl SeqBuilder {
     }
 }
 
-impl ser::SerializeSeq for SeqBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
+/// The four sequence-like traits share one body.
+macro_rules! seq_builder {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for SeqBuilder {
+            type Ok = Value;
+            type Error = SerError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
+                self.push(v)
+            }
+            fn end(self) -> Result<Value, SerError> {
+                Ok(self.finish())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for SeqBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleStruct for SeqBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
-}
-
-impl ser::SerializeTupleVariant for SeqBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
-}
+seq_builder!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 /// Collects object members (and the variant name of a struct variant).
 #[derive(Default)]
@@ -303,34 +282,25 @@ impl ser::SerializeMap for MapBuilder {
     }
 }
 
-impl ser::SerializeStruct for MapBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), SerError> {
-        self.object.insert(key, v.serialize(ValueSerializer)?);
-        Ok(())
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
+/// Struct members and struct-variant members are written alike.
+macro_rules! struct_builder {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for MapBuilder {
+            type Ok = Value;
+            type Error = SerError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), SerError> {
+                self.object.insert(key, v.serialize(ValueSerializer)?);
+                Ok(())
+            }
+            fn end(self) -> Result<Value, SerError> {
+                Ok(self.finish())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for MapBuilder {
-    type Ok = Value;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), SerError> {
-        self.object.insert(key, v.serialize(ValueSerializer)?);
-        Ok(())
-    }
-    fn end(self) -> Result<Value, SerError> {
-        Ok(self.finish())
-    }
-}
+struct_builder!(SerializeStruct, SerializeStructVariant);

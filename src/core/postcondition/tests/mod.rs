@@ -364,6 +364,64 @@ fn entry_shape_errors_name_the_json_path() {
     }
 }
 
+#[test]
+fn entries_read_members_in_format_order_and_lower_pool_nodes() {
+    // `id` is checked first whatever the input order; unknown members are ignored.
+    let err = |text: &str| {
+        entries_from_value(&parse_str(text).unwrap())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        err(r#"[{"source":5,"x":[],"mode":"deterministic","facet":"f"}]"#),
+        "postconditions[0].id: required member is missing"
+    );
+    assert_eq!(
+        err(
+            r#"[{"id":"a","mode":"deterministic","facet":"f","source":"s","predicate":{"root":"0","nodes":7}}]"#
+        ),
+        "postconditions[0].predicate.nodes: expected an array, found a number"
+    );
+    assert_eq!(
+        err(
+            r#"[{"id":"a","mode":"deterministic","facet":"f","source":"s","predicate":{"nodes":[{"kind":"or","children":3}],"root":0}}]"#
+        ),
+        "postconditions[0].predicate.nodes[0].children: expected an array of indices, found a number"
+    );
+    // Members a kind ignores are typed like the schema's, then dropped.
+    assert_eq!(
+        err(
+            r#"[{"id":"a","mode":"deterministic","facet":"f","source":"s","predicate":{"nodes":[{"kind":"and","children":[0],"fact":5}],"root":0}}]"#
+        ),
+        "postconditions[0].predicate.nodes[0].fact: expected a string, found a number"
+    );
+    let entries = entries_from_value(
+        &parse_str(
+            r#"[{"id":"a","mode":"deterministic","facet":"f","source":"s","predicate":{"nodes":[
+                {"kind":"not","child":1.0,"fact":"x","value":2,"children":[1]},
+                {"kind":"equals","fact":"s","value":"\ud800","child":0},
+                {"kind":"less-than","fact":"n"}],"root":0}}]"#,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let nodes = &entries[0].predicate.as_ref().unwrap().nodes;
+    assert_eq!(nodes[0], not(1));
+    // A lone surrogate in a comparison value is kept as it is.
+    assert_eq!(
+        nodes[1],
+        leaf(Kind::Equals, "s", parse_str(r#""\ud800""#).unwrap())
+    );
+    // A leaf without a value compares with null, and writes it.
+    assert_eq!(nodes[2], leaf(Kind::LessThan, "n", Value::Null));
+    // Writing goes through Rust strings: the lone surrogate comes out as U+FFFD (session
+    // answers, the only source of written entries, never hold one).
+    assert_eq!(
+        json::compact_string(&entries[0].to_value()),
+        r#"{"id":"a","mode":"deterministic","facet":"f","source":"s","predicate":{"nodes":[{"kind":"not","child":1},{"kind":"equals","fact":"s","value":"�"},{"kind":"less-than","fact":"n","value":null}],"root":0}}"#
+    );
+}
+
 // ---- compiled set ------------------------------------------------------------------------
 
 #[test]
