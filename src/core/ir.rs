@@ -102,7 +102,8 @@ pub enum IngressMode {
     AsWritten,
 }
 
-/// Errors mounting an IR (each asks for `reactor compile --force` at the host).
+/// Errors mounting an IR. A compiled IR that does not mount is a stale or damaged compile; the
+/// host reports it with its own hint to recompile.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MountError {
     /// A topology node without IR data.

@@ -15,5 +15,7 @@ pub use ir::{AtomicRules, IngressMode, Ir, NodeIr, NodeRules};
 pub use reactor::{
     Arrival, CoreError, Disposition, Reactor, ReactorOptions, ReconcileResult, StageOutcome,
 };
-pub use render::{Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage};
+pub use render::{
+    NotSubscribed, Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage,
+};
 pub use rules::CompiledRules;

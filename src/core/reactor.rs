@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::core::ir::{IngressMode, Ir, MountError, Mounted, NodeIr, ingress_node, mount};
-use crate::core::render::{Render, RenderContext, RenderOutcome, UpstreamReader, Usage};
+use crate::core::render::{
+    NotSubscribed, Render, RenderContext, RenderOutcome, UpstreamReader, Usage,
+};
 use crate::format::address::{COLD_START_EMPTY, EMPTY_TREE_ADDRESS, address};
 use crate::format::json::{self, Object, Value};
 use crate::format::opwm::{self, FileTree};
@@ -23,8 +25,8 @@ use crate::store::worldmodel::{Durability, WorldModelStore};
 /// Infrastructure errors (RUNTIME.md §7.10): the drain stops, no receipt is written for them.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
-    /// The IR could not be mounted.
-    #[error("{0}; run `reactor compile --force`")]
+    /// The IR could not be mounted (the host adds its recompile hint where it reports this).
+    #[error("{0}")]
     Mount(#[from] MountError),
     /// The ledger could not be opened or appended.
     #[error("{0}")]
@@ -173,11 +175,11 @@ impl UpstreamReader for Upstream<'_> {
     fn producers(&self) -> &[String] {
         &self.producers
     }
-    fn read(&self, producer: &str) -> Result<FileTree, String> {
+    fn read(&self, producer: &str) -> Result<FileTree, NotSubscribed> {
         if !self.producers.iter().any(|p| p == producer) {
-            return Err(format!(
-                "read isolation: '{producer}' is not a producer this node subscribes to"
-            ));
+            return Err(NotSubscribed {
+                producer: producer.to_string(),
+            });
         }
         Ok(self.store.published_files(producer))
     }
