@@ -1,7 +1,7 @@
 //! The compile phase (RUNTIME.md §3) and the compile cache (HOST.md §6, FORMATS.md §15).
 //!
 //! [`compile_project`] runs the three structured-output sessions against a
-//! [`ModelClient`](crate::model::ModelClient) — Forme once over the whole contract set, then for
+//! [`ModelClient`] — Forme once over the whole contract set, then for
 //! each topology node in id order its canonicalizer session (faceted nodes only; atomic-only
 //! nodes record the identity spec) and its postcondition session — lowers every answer
 //! deterministically ([`forme::wire`], [`lower`]) and returns a [`Compiled`] value: the IR, the
