@@ -3,14 +3,16 @@
 use super::*;
 use crate::core::canonicalizer::tests::{TRUTH_48, spec_41};
 
-/// The gate's verdict with the failure reason as text.
-fn gate_text(
+/// The gate's failure reason, `None` when it passes.
+fn gate_reason(
     set: &CompiledPostconditions,
     truth: Option<&Value>,
     canonicalizer: Option<&CompiledCanonicalizer>,
     attestations: &HashMap<String, bool>,
-) -> Result<(), String> {
-    gate(set, truth, canonicalizer, attestations).map_err(|e| e.to_string())
+) -> Option<String> {
+    gate(set, truth, canonicalizer, attestations)
+        .err()
+        .map(|e| e.to_string())
 }
 
 // ---- facts --------------------------------------------------------------------------------
@@ -353,23 +355,23 @@ fn gate_i12_scenarios() {
     let good = parse_str(TRUTH_48).unwrap();
     let yes = attest(&[("own-page", true)]);
     // All satisfied.
-    assert_eq!(gate_text(&set, Some(&good), Some(&c), &yes), Ok(()));
+    assert_eq!(gate_reason(&set, Some(&good), Some(&c), &yes), None);
     assert!(check_gate(&set, Some(&good), Some(&c), &yes).is_empty());
     // Empty prices: tripped.
     let empty = parse_str(r#"{"prices":[]}"#).unwrap();
     assert_eq!(
-        gate_text(&set, Some(&empty), Some(&c), &yes),
-        Err("postconditions failed: has-prices (tripped)".to_string())
+        gate_reason(&set, Some(&empty), Some(&c), &yes),
+        Some("postconditions failed: has-prices (tripped)".to_string())
     );
     // Attested false.
     assert_eq!(
-        gate_text(&set, Some(&good), Some(&c), &attest(&[("own-page", false)])),
-        Err("postconditions failed: own-page (attested false)".to_string())
+        gate_reason(&set, Some(&good), Some(&c), &attest(&[("own-page", false)])),
+        Some("postconditions failed: own-page (attested false)".to_string())
     );
     // Attestation missing (other ids do not count).
     assert_eq!(
-        gate_text(&set, Some(&good), Some(&c), &attest(&[("other", true)])),
-        Err("postconditions failed: own-page (attestation missing)".to_string())
+        gate_reason(&set, Some(&good), Some(&c), &attest(&[("other", true)])),
+        Some("postconditions failed: own-page (attestation missing)".to_string())
     );
     // Absent fact: prices facet dropped entirely.
     let absent = parse_str(r#"{"notes":"x"}"#).unwrap();
@@ -389,8 +391,8 @@ fn gate_i12_scenarios() {
     );
     // Everything at once, collected and sorted by id.
     assert_eq!(
-        gate_text(&set, Some(&empty), Some(&c), &attest(&[])),
-        Err(
+        gate_reason(&set, Some(&empty), Some(&c), &attest(&[])),
+        Some(
             "postconditions failed: has-prices (tripped); own-page (attestation missing)"
                 .to_string()
         )
@@ -451,24 +453,24 @@ fn gate_without_truth_or_with_bad_truth_is_indeterminate() {
     let set = i12_set();
     let yes = attest(&[("own-page", true)]);
     assert_eq!(
-        gate_text(&set, None, Some(&c), &yes),
-        Err(
+        gate_reason(&set, None, Some(&c), &yes),
+        Some(
             "postconditions failed: has-prices (indeterminate: structured truth unavailable)"
                 .to_string()
         )
     );
     let good = parse_str(TRUTH_48).unwrap();
     assert_eq!(
-        gate_text(&set, Some(&good), None, &yes),
-        Err(
+        gate_reason(&set, Some(&good), None, &yes),
+        Some(
             "postconditions failed: has-prices (indeterminate: structured truth unavailable)"
                 .to_string()
         )
     );
     let bad = parse_str(r#"{"prices":[{"price":1e308}]}"#).unwrap();
     assert_eq!(
-        gate_text(&set, Some(&bad), Some(&c), &yes),
-        Err("postconditions failed: has-prices (indeterminate: number at path 'prices.price' is not finite after quantization by 0.01)".to_string())
+        gate_reason(&set, Some(&bad), Some(&c), &yes),
+        Some("postconditions failed: has-prices (indeterminate: number at path 'prices.price' is not finite after quantization by 0.01)".to_string())
     );
     // Facts come from the canonical value only: a dropped member is never a fact.
     let entries = vec![entry(
@@ -482,8 +484,10 @@ fn gate_without_truth_or_with_bad_truth_is_indeterminate() {
     )];
     let set = CompiledPostconditions::compile("price-watch", &facets(), entries).unwrap();
     assert_eq!(
-        gate_text(&set, Some(&good), Some(&c), &HashMap::new()),
-        Err("postconditions failed: src (indeterminate: fact prices.0.source missing)".to_string())
+        gate_reason(&set, Some(&good), Some(&c), &HashMap::new()),
+        Some(
+            "postconditions failed: src (indeterminate: fact prices.0.source missing)".to_string()
+        )
     );
     // The empty set passes trivially, even without truth.
     assert_eq!(
