@@ -105,20 +105,13 @@ fn forme_answer() -> Sj {
                   "producer": "price-watch", "facet": "prices"}]})
 }
 
+/// The canonicalizer answer for `price-watch`: the spec of RUNTIME.md §4.1 without `node`.
 fn canonicalizer_answer() -> Sj {
-    json!({
-        "fields": [
-            {"path": "prices", "material": true, "collection": "set"},
-            {"path": "prices.vendor", "material": true,
-             "text": {"collapse_whitespace": true, "case_insensitive": true}},
-            {"path": "prices.price", "material": true, "number": {"quantum": 0.01}},
-            {"path": "prices.checked_at", "material": false},
-            {"path": "prices.source", "material": false},
-            {"path": "checked_at", "material": false}
-        ],
-        "default_material": true,
-        "facets": [{"facet": "prices", "paths": ["prices"]}]
-    })
+    let mut answer = crate::core::canonicalizer::tests::spec_41()
+        .to_value()
+        .to_serde();
+    answer.as_object_mut().unwrap().remove("node");
+    answer
 }
 
 fn watch_postconditions() -> Sj {
