@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::schema::FormeOutput;
+use super::schema::{FormeNode, FormeOutput};
 use crate::contract::{ContractSet, Kind};
 use crate::core::canonicalizer::ATOMIC;
 use crate::format::json::utf16_cmp;
@@ -99,7 +99,22 @@ fn quoted(items: &[&str]) -> String {
 /// declared facet).
 pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
-    // id → index of its first entry (only node contracts are recorded).
+    let reported = check_nodes(out, set, &mut errors);
+    check_matches(out, set, &reported, &mut errors);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The `nodes[]` checks of [`check_forme`]; returns each reported node contract's id → the
+/// index of its first entry.
+fn check_nodes<'o>(
+    out: &'o FormeOutput,
+    set: &ContractSet,
+    errors: &mut Vec<String>,
+) -> HashMap<&'o str, usize> {
     let mut reported: HashMap<&str, usize> = HashMap::new();
     for (i, n) in out.nodes.iter().enumerate() {
         let at = format!("$.nodes[{i}]");
@@ -122,63 +137,22 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             continue;
         }
         reported.insert(&n.id, i);
-        if n.kind.kind() != c.kind {
+        if n.kind != c.kind {
             errors.push(format!(
                 "{at}.kind: '{}' does not match the contract's kind '{}'",
-                n.kind.kind(),
-                c.kind
+                n.kind, c.kind
             ));
         }
-        if c.kind == Kind::Gateway && n.wake_source.wake_source() != WakeSource::External {
+        if c.kind == Kind::Gateway && n.wake_source != WakeSource::External {
             errors.push(format!(
                 "{at}.wake_source: '{}' is a gateway, so its wake source must be 'external'",
                 n.id
             ));
         }
-        let declared = c.facet_names();
-        let declared_set: HashSet<&str> = declared.iter().copied().collect();
-        let mut seen: HashSet<&str> = HashSet::new();
-        let mut problems = Vec::new();
-        for f in &n.maintains {
-            if !seen.insert(f.as_str()) {
-                problems.push(format!("'{f}' is listed twice"));
-            } else if !declared_set.contains(f.as_str()) {
-                problems.push(format!("'{f}' is not a declared facet"));
-            }
+        if let Some(e) = maintains_problem(&n.maintains, &c.facet_names()) {
+            errors.push(format!("{at}.maintains: {e}"));
         }
-        let missing: Vec<&str> = declared
-            .iter()
-            .copied()
-            .filter(|d| !seen.contains(d))
-            .collect();
-        if !missing.is_empty() {
-            problems.push(format!("missing {}", quoted(&missing)));
-        }
-        if !problems.is_empty() {
-            let expected = if declared.is_empty() {
-                "[] (the node declares no facets)".to_string()
-            } else {
-                format!("the declared facets [{}]", quoted(&declared))
-            };
-            errors.push(format!(
-                "{at}.maintains: must be {expected}: {}",
-                problems.join("; ")
-            ));
-        }
-        let mut needs: HashMap<&str, usize> = HashMap::new();
-        for (k, need) in n.requires.iter().enumerate() {
-            let need_at = format!("{at}.requires[{k}].facet");
-            if need.facet.trim().is_empty() {
-                errors.push(format!("{need_at}: a need name must not be empty"));
-            } else if let Some(j) = needs.get(need.facet.as_str()) {
-                errors.push(format!(
-                    "{need_at}: '{}' repeats {at}.requires[{j}].facet",
-                    need.facet
-                ));
-            } else {
-                needs.insert(&need.facet, k);
-            }
-        }
+        check_needs(n, &at, errors);
     }
     for c in set.nodes() {
         if !reported.contains_key(c.id.as_str()) {
@@ -188,6 +162,65 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             ));
         }
     }
+    reported
+}
+
+/// `maintains` must equal the declared facet set (order ignored, no repeats).
+fn maintains_problem(maintains: &[String], declared: &[&str]) -> Option<String> {
+    let declared_set: HashSet<&str> = declared.iter().copied().collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut problems = Vec::new();
+    for f in maintains {
+        if !seen.insert(f.as_str()) {
+            problems.push(format!("'{f}' is listed twice"));
+        } else if !declared_set.contains(f.as_str()) {
+            problems.push(format!("'{f}' is not a declared facet"));
+        }
+    }
+    let missing: Vec<&str> = declared
+        .iter()
+        .copied()
+        .filter(|d| !seen.contains(d))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!("missing {}", quoted(&missing)));
+    }
+    if problems.is_empty() {
+        return None;
+    }
+    let expected = if declared.is_empty() {
+        "[] (the node declares no facets)".to_string()
+    } else {
+        format!("the declared facets [{}]", quoted(declared))
+    };
+    Some(format!("must be {expected}: {}", problems.join("; ")))
+}
+
+/// Need names are non-empty and unique within the node.
+fn check_needs(n: &FormeNode, at: &str, errors: &mut Vec<String>) {
+    let mut needs: HashMap<&str, usize> = HashMap::new();
+    for (k, need) in n.requires.iter().enumerate() {
+        let need_at = format!("{at}.requires[{k}].facet");
+        if need.facet.trim().is_empty() {
+            errors.push(format!("{need_at}: a need name must not be empty"));
+        } else if let Some(j) = needs.get(need.facet.as_str()) {
+            errors.push(format!(
+                "{need_at}: '{}' repeats {at}.requires[{j}].facet",
+                need.facet
+            ));
+        } else {
+            needs.insert(&need.facet, k);
+        }
+    }
+}
+
+/// The `matches[]` checks of [`check_forme`].
+fn check_matches(
+    out: &FormeOutput,
+    set: &ContractSet,
+    reported: &HashMap<&str, usize>,
+    errors: &mut Vec<String>,
+) {
     let mut need_sets: HashMap<&str, HashSet<&str>> = HashMap::new();
     for (m, x) in out.matches.iter().enumerate() {
         let at = format!("$.matches[{m}]");
@@ -243,11 +276,6 @@ pub fn check_forme(out: &FormeOutput, set: &ContractSet) -> Result<(), Vec<Strin
             }
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
 }
 
 fn edge_cmp(a: &Edge, b: &Edge) -> Ordering {
@@ -270,7 +298,7 @@ fn edge_cmp(a: &Edge, b: &Edge) -> Ordering {
 /// Errors: a [`Cycle`] (a compile error, nothing is cached).
 pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
     let mut seen = HashSet::new();
-    let mut reported: Vec<&super::schema::FormeNode> = out
+    let mut reported: Vec<&FormeNode> = out
         .nodes
         .iter()
         .filter(|n| set.get(&n.id).is_some_and(|c| c.is_node()) && seen.insert(n.id.as_str()))
@@ -281,7 +309,7 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
         .map(|n| TopologyNode {
             node: n.id.clone(),
             contract_fingerprint: set.get(&n.id).map(|c| c.fingerprint()),
-            wake_source: Some(n.wake_source.wake_source()),
+            wake_source: Some(n.wake_source),
         })
         .collect();
     let mut by_need: HashMap<(&str, &str), Vec<(String, String)>> = HashMap::new();
@@ -325,7 +353,7 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
     edges.dedup();
     let mut entry_points: Vec<String> = reported
         .iter()
-        .filter(|n| n.wake_source.wake_source() == WakeSource::External)
+        .filter(|n| n.wake_source == WakeSource::External)
         .map(|n| n.id.clone())
         .collect();
     entry_points.sort_by(|a, b| utf16_cmp(a, b));
@@ -394,7 +422,7 @@ pub fn find_cycle(nodes: &[&str], edges: &[Edge]) -> Option<Cycle> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::schema::{FormeMatch, FormeNeed, FormeNode, KindName, WakeName};
+    use crate::compile::schema::{FormeMatch, FormeNeed, FormeNode};
     use crate::contract::parse_contract;
 
     fn set(specs: &[(&str, &str, &[&str])]) -> ContractSet {
@@ -413,8 +441,8 @@ mod tests {
 
     fn node(
         id: &str,
-        kind: KindName,
-        wake: WakeName,
+        kind: Kind,
+        wake: WakeSource,
         needs: &[(&str, bool)],
         facets: &[&str],
     ) -> FormeNode {
@@ -442,8 +470,8 @@ mod tests {
         }
     }
 
-    use KindName::{Gateway as G, Responsibility as R};
-    use WakeName::{External as Ext, Input as In, SelfWake as Slf};
+    use Kind::{Gateway as G, Responsibility as R};
+    use WakeSource::{External as Ext, Input as In, SelfWake as Slf};
 
     fn graph() -> (ContractSet, FormeOutput) {
         let s = set(&[
@@ -611,7 +639,7 @@ mod tests {
                     &["prices", "prices", "extra"],
                 ),
                 node("inbox", G, In, &[("a", false), ("a", true)], &[]),
-                node("style", KindName::Pattern, In, &[], &[]),
+                node("style", Kind::Pattern, In, &[], &[]),
                 node("ghost", R, In, &[], &[]),
                 node("inbox", G, Ext, &[], &[]),
             ],

@@ -1,16 +1,16 @@
 //! The compiled IR (RUNTIME.md §3.1): the topology plus, per node, the compiled canonicalizer
 //! (the identity spec for atomic-only nodes), the compiled postcondition set and the contract
-//! view; and [`CompiledRules`], the [`NodeRules`] a reactor mounts for a compiled node.
+//! view. A compiled node mounts as [`CompiledRules`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::core::canonicalizer::{CanonicalizerSpec, CompiledCanonicalizer};
-use crate::core::ir::{Ir, NodeIr, NodeRules};
-use crate::core::postcondition::{CompiledPostconditions, TRUTH_FILE, gate, structured_truth};
+use crate::core::ir::{Ir, NodeIr};
+use crate::core::postcondition::CompiledPostconditions;
+use crate::core::rules::CompiledRules;
 use crate::format::json::{self, Object, Value};
-use crate::format::opwm::FileTree;
-use crate::format::receipt::{Fingerprints, WakeSource};
+use crate::format::receipt::WakeSource;
 use crate::format::topology::Topology;
 
 /// One compiled topology node.
@@ -69,11 +69,11 @@ impl CompiledNode {
 
     /// The node's mounted rules.
     pub fn rules(&self) -> CompiledRules {
-        CompiledRules {
-            node: self.id.clone(),
-            canonicalizer: Arc::clone(&self.canonicalizer),
-            postconditions: Arc::clone(&self.postconditions),
-        }
+        CompiledRules::new(
+            self.id.clone(),
+            Arc::clone(&self.canonicalizer),
+            Arc::clone(&self.postconditions),
+        )
     }
 
     /// The node as the core IR holds it.
@@ -165,67 +165,5 @@ impl CompiledIr {
                 .map(|n| (n.id.clone(), n.node_ir()))
                 .collect::<HashMap<_, _>>(),
         }
-    }
-}
-
-/// The rules of a compiled node (RUNTIME.md §5, §6): faceted nodes fingerprint their
-/// `truth.json` with the compiled canonicalizer; atomic-only nodes fingerprint `@atomic` = the
-/// world-model version; the gate checks the compiled postcondition set.
-#[derive(Clone, Debug)]
-pub struct CompiledRules {
-    node: String,
-    canonicalizer: Arc<CompiledCanonicalizer>,
-    postconditions: Arc<CompiledPostconditions>,
-}
-
-impl CompiledRules {
-    /// Rules from a compiled canonicalizer and postcondition set of `node`.
-    pub fn new(
-        node: impl Into<String>,
-        canonicalizer: Arc<CompiledCanonicalizer>,
-        postconditions: Arc<CompiledPostconditions>,
-    ) -> CompiledRules {
-        CompiledRules {
-            node: node.into(),
-            canonicalizer,
-            postconditions,
-        }
-    }
-}
-
-impl NodeRules for CompiledRules {
-    fn facets(&self) -> Vec<String> {
-        self.canonicalizer.declared_facets().to_vec()
-    }
-
-    /// Errors: the structured-truth failure reasons of RUNTIME.md §5.3.
-    fn fingerprint(
-        &self,
-        files: &FileTree,
-        version: &str,
-    ) -> Result<(Fingerprints, Vec<String>), String> {
-        let truth = structured_truth(&self.node, files, Some(&self.canonicalizer), version)?;
-        Ok((truth.fingerprints, truth.warnings))
-    }
-
-    /// Errors: `postconditions failed: …` (RUNTIME.md §6.3).
-    fn gate(&self, files: &FileTree, attestations: &HashMap<String, bool>) -> Result<(), String> {
-        if self.postconditions.is_empty() {
-            return Ok(());
-        }
-        if !self.canonicalizer.is_faceted() {
-            return gate(&self.postconditions, None, None, attestations);
-        }
-        let truth = files
-            .iter()
-            .find(|(p, _)| p == TRUTH_FILE)
-            .and_then(|(_, bytes)| json::parse(bytes).ok())
-            .filter(|v| v.as_object().is_some());
-        gate(
-            &self.postconditions,
-            truth.as_ref(),
-            Some(&self.canonicalizer),
-            attestations,
-        )
     }
 }

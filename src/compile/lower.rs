@@ -3,19 +3,12 @@
 //! `CompiledPostconditions::compile`) so a session answer and a reloaded compile file are judged
 //! by the same code; their problems are reported with a `$.` JSON path for the repair turn.
 
-use super::schema::{
-    CanonicalizerOutput, CollectionName, ModeName, PoolKindName, PostconditionOutput,
-};
+use super::schema::{CanonicalizerOutput, PostconditionOutput};
 use crate::contract::Contract;
 use crate::core::canonicalizer::{
-    CanonError, CanonicalizerSpec, Collection, CompiledCanonicalizer, FacetSpec, FieldRule,
-    NumberRule, TextRule, compile_node,
+    CanonError, CanonicalizerSpec, CompiledCanonicalizer, compile_node,
 };
-use crate::core::postcondition::{
-    CompiledPostconditions, FlatNode, FlatPredicate, Kind, Mode, PostconditionEntry,
-    PostconditionError,
-};
-use crate::format::json::Value as JsValue;
+use crate::core::postcondition::{CompiledPostconditions, PostconditionEntry, PostconditionError};
 
 /// Turns a core problem sentence into a repair line naming its JSON path: problems that start
 /// with a member of the answer (`fields[0].path …`) get a `$.` prefix, others are attached to the
@@ -52,35 +45,11 @@ pub fn lower_canonicalizer(
     contract: &Contract,
     out: &CanonicalizerOutput,
 ) -> Result<CompiledCanonicalizer, Vec<String>> {
-    let fields = out
-        .fields
-        .iter()
-        .map(|f| FieldRule {
-            path: f.path.clone(),
-            material: f.material,
-            text: f.text.map(|t| TextRule {
-                collapse_whitespace: t.collapse_whitespace,
-                case_insensitive: t.case_insensitive,
-            }),
-            number: f.number.map(|n| NumberRule { quantum: n.quantum }),
-            collection: f.collection.map(|c| match c {
-                CollectionName::Ordered => Collection::Ordered,
-                CollectionName::Set => Collection::Set,
-            }),
-        })
-        .collect();
     let mut spec = CanonicalizerSpec {
         node: contract.id.clone(),
-        fields,
+        fields: out.fields.clone(),
         default_material: out.default_material,
-        facets: out
-            .facets
-            .iter()
-            .map(|f| FacetSpec {
-                facet: f.facet.clone(),
-                paths: f.paths.clone(),
-            })
-            .collect(),
+        facets: out.facets.clone(),
     };
     let declared: Vec<String> = contract.facets.iter().map(|f| f.name.clone()).collect();
     let mut problems = Vec::new();
@@ -115,59 +84,13 @@ pub fn lower_canonicalizer(
     })
 }
 
-/// The flat entries of a postcondition answer, with the members the schema calls ignored dropped
-/// (a leaf keeps `fact` and `value`, `and`/`or` keep `children`, `not` keeps `child`), exactly as
-/// [`crate::core::postcondition::entries_from_value`] reads them back from a compile file.
+/// The flat entries of a postcondition answer. The members the schema calls ignored are
+/// already dropped (a leaf keeps `fact` and `value`, `and`/`or` keep `children`, `not` keeps
+/// `child`): the answer and a compile file read through the same derived
+/// [`FlatNode`](crate::core::postcondition::FlatNode), so
+/// [`crate::core::postcondition::entries_from_value`] reads back exactly these entries.
 pub fn postcondition_entries(out: &PostconditionOutput) -> Vec<PostconditionEntry> {
-    out.postconditions
-        .iter()
-        .map(|p| PostconditionEntry {
-            id: p.id.clone(),
-            mode: match p.mode {
-                ModeName::Deterministic => Mode::Deterministic,
-                ModeName::RenderAttested => Mode::RenderAttested,
-            },
-            facet: p.facet.clone(),
-            source: p.source.clone(),
-            predicate: p.predicate.as_ref().map(|pred| FlatPredicate {
-                nodes: pred
-                    .nodes
-                    .iter()
-                    .map(|n| {
-                        let kind = match n.kind {
-                            PoolKindName::Equals => Kind::Equals,
-                            PoolKindName::NotEquals => Kind::NotEquals,
-                            PoolKindName::GreaterThanOrEqual => Kind::GreaterThanOrEqual,
-                            PoolKindName::LessThan => Kind::LessThan,
-                            PoolKindName::And => Kind::And,
-                            PoolKindName::Or => Kind::Or,
-                            PoolKindName::Not => Kind::Not,
-                        };
-                        let mut flat = FlatNode {
-                            kind,
-                            fact: None,
-                            value: JsValue::Null,
-                            children: None,
-                            child: None,
-                        };
-                        match kind {
-                            Kind::And | Kind::Or => {
-                                flat.children =
-                                    n.children.as_ref().map(|c| c.iter().map(|i| i.0).collect());
-                            }
-                            Kind::Not => flat.child = n.child.map(|i| i.0),
-                            _ => {
-                                flat.fact = n.fact.clone();
-                                flat.value = JsValue::from_serde(&n.value);
-                            }
-                        }
-                        flat
-                    })
-                    .collect(),
-                root: pred.root.0,
-            }),
-        })
-        .collect()
+    out.postconditions.clone()
 }
 
 /// Lowers a postcondition answer to the node's compiled postcondition set (RUNTIME.md §3.5.3):

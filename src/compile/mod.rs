@@ -1,7 +1,7 @@
 //! The compile phase (RUNTIME.md §3) and the compile cache (HOST.md §6, FORMATS.md §15).
 //!
 //! [`compile_project`] runs the three structured-output sessions against a
-//! [`ModelClient`](crate::model::ModelClient) — Forme once over the whole contract set, then for
+//! [`ModelClient`] — Forme once over the whole contract set, then for
 //! each topology node in id order its canonicalizer session (faceted nodes only; atomic-only
 //! nodes record the identity spec) and its postcondition session — lowers every answer
 //! deterministically ([`forme::wire`], [`lower`]) and returns a [`Compiled`] value: the IR, the
@@ -58,11 +58,13 @@ pub use cache::{
     load_ir, sdk_version, write_cache,
 };
 pub use forme::{Cycle, Diagnostic, DiagnosticKind, Wired, check_forme, wire};
-pub use ir::{CompiledIr, CompiledNode, CompiledRules, TopologySummary};
+pub use ir::{CompiledIr, CompiledNode, TopologySummary};
 pub use session::{MAX_REPAIR_TURNS, SessionSettings, Step, StepCost};
 
-use crate::contract::{ContractSet, render_evidence};
+use crate::contract::{Contract, ContractSet, render_evidence};
 use crate::core::canonicalizer::{CanonicalizerSpec, compile_node};
+use crate::format::receipt::WakeSource;
+use crate::format::topology::TopologyNode;
 use crate::model::{ModelClient, ModelError, TokenCost};
 use session::{SessionFailure, SessionFailureKind, run_session};
 
@@ -267,23 +269,18 @@ pub fn compile_project_observed(
     client: &dyn ModelClient,
     on_step: &mut dyn FnMut(&StepCost),
 ) -> Result<Compiled, CompileError> {
-    let key = settings.cache_key(set);
     let evidence = render_evidence(set);
-    let session = settings.session();
-    let mut steps: Vec<StepCost> = Vec::new();
-    let mut spent = TokenCost::default();
-    let mut finish_step = |cost: StepCost, spent: &mut TokenCost, steps: &mut Vec<StepCost>| {
-        *spent += cost.tokens;
-        on_step(&cost);
-        steps.push(cost);
-    };
-
-    let forme_schema = schema::forme_schema();
-    let (forme_out, cost) = run_session(
+    let mut run = Sessions {
         client,
-        &session,
+        session: settings.session(),
+        evidence: &evidence,
+        on_step,
+        steps: Vec::new(),
+        spent: TokenCost::default(),
+    };
+    let forme_schema = schema::forme_schema();
+    let forme_out = run.run(
         &Step::Forme,
-        &evidence,
         &prompts::forme_task(set),
         &forme_schema,
         |v| {
@@ -291,13 +288,11 @@ pub fn compile_project_observed(
             check_forme(&out, set)?;
             Ok(out)
         },
-    )
-    .map_err(|f| CompileError::from_session(f, spent))?;
-    finish_step(cost, &mut spent, &mut steps);
-    let wired = wire(&forme_out, set).map_err(|cycle| CompileError::Cycle { cycle, spent })?;
-
-    let canon_schema = schema::canonicalizer_schema();
-    let post_schema = schema::postcondition_schema();
+    )?;
+    let wired = wire(&forme_out, set).map_err(|cycle| CompileError::Cycle {
+        cycle,
+        spent: run.spent,
+    })?;
     let mut nodes = Vec::with_capacity(wired.topology.nodes.len());
     let mut lints = Vec::new();
     for tn in &wired.topology.nodes {
@@ -305,20 +300,76 @@ pub fn compile_project_observed(
         let Some(contract) = set.get(&tn.node) else {
             continue;
         };
+        nodes.push(run.node(contract, tn, &mut lints)?);
+    }
+    Ok(Compiled {
+        cost: CompileCost {
+            provider: settings.provider.clone(),
+            model: settings.model.clone(),
+            tokens: run.spent,
+        },
+        key: settings.cache_key(set),
+        ir: CompiledIr {
+            topology: wired.topology,
+            nodes,
+        },
+        diagnostics: wired.diagnostics,
+        lints,
+        steps: run.steps,
+    })
+}
+
+/// The sessions of one compile, run in order, with the tokens spent so far.
+struct Sessions<'a> {
+    client: &'a dyn ModelClient,
+    session: SessionSettings,
+    evidence: &'a str,
+    on_step: &'a mut dyn FnMut(&StepCost),
+    steps: Vec<StepCost>,
+    spent: TokenCost,
+}
+
+impl Sessions<'_> {
+    /// One session ([`run_session`]); its cost is reported and added on success.
+    fn run<T>(
+        &mut self,
+        step: &Step,
+        task: &str,
+        schema: &crate::model::OutputSchema,
+        lower: impl Fn(&serde_json::Value) -> Result<T, Vec<String>>,
+    ) -> Result<T, CompileError> {
+        let (out, cost) = run_session(
+            self.client,
+            &self.session,
+            step,
+            self.evidence,
+            task,
+            schema,
+            lower,
+        )
+        .map_err(|f| CompileError::from_session(f, self.spent))?;
+        self.spent += cost.tokens;
+        (self.on_step)(&cost);
+        self.steps.push(cost);
+        Ok(out)
+    }
+
+    /// A topology node's sessions: the canonicalizer session when the node is faceted (the
+    /// identity spec otherwise), then the postcondition session; its lints are appended.
+    fn node(
+        &mut self,
+        contract: &Contract,
+        tn: &TopologyNode,
+        lints: &mut Vec<NodeLint>,
+    ) -> Result<CompiledNode, CompileError> {
         let canonicalizer = if contract.is_faceted() {
-            let step = Step::Canonicalizer(contract.id.clone());
-            let (c, cost) = run_session(
-                client,
-                &session,
-                &step,
-                &evidence,
+            let canon_schema = schema::canonicalizer_schema();
+            self.run(
+                &Step::Canonicalizer(contract.id.clone()),
                 &prompts::canonicalizer_task(contract),
                 &canon_schema,
                 |v| lower::lower_canonicalizer(contract, &schema::parse_answer(&canon_schema, v)?),
-            )
-            .map_err(|f| CompileError::from_session(f, spent))?;
-            finish_step(cost, &mut spent, &mut steps);
-            c
+            )?
         } else {
             compile_node(&CanonicalizerSpec::identity(contract.id.clone()))
                 .expect("the identity spec (no rules, no facets) always compiles")
@@ -332,12 +383,9 @@ pub fn compile_project_observed(
         }
         let facets = canonicalizer.facets().to_vec();
         let spec = canonicalizer.is_faceted().then(|| canonicalizer.spec());
-        let step = Step::Postcondition(contract.id.clone());
-        let (postconditions, cost) = run_session(
-            client,
-            &session,
-            &step,
-            &evidence,
+        let post_schema = schema::postcondition_schema();
+        let postconditions = self.run(
+            &Step::Postcondition(contract.id.clone()),
             &prompts::postcondition_task(contract, spec),
             &post_schema,
             |v| {
@@ -347,49 +395,33 @@ pub fn compile_project_observed(
                     &schema::parse_answer(&post_schema, v)?,
                 )
             },
-        )
-        .map_err(|f| CompileError::from_session(f, spent))?;
-        finish_step(cost, &mut spent, &mut steps);
-        let sentences = contract.postconditions().len();
-        let entries = postconditions.entries().len();
-        if sentences != entries {
-            lints.push(NodeLint {
-                node: contract.id.clone(),
-                code: "postcondition-count".into(),
-                message: format!(
-                    "{entries} postcondition entr{} compiled for {sentences} Postcondition: sentence{} in Maintains",
-                    if entries == 1 { "y" } else { "ies" },
-                    if sentences == 1 { "" } else { "s" }
-                ),
-            });
-        }
-        nodes.push(CompiledNode {
+        )?;
+        lints.extend(count_lint(contract, postconditions.entries().len()));
+        Ok(CompiledNode {
             id: contract.id.clone(),
             contract_fingerprint: tn
                 .contract_fingerprint
                 .clone()
                 .unwrap_or_else(|| contract.fingerprint()),
-            wake_source: tn
-                .wake_source
-                .unwrap_or(crate::format::receipt::WakeSource::Input),
+            wake_source: tn.wake_source.unwrap_or(WakeSource::Input),
             canonicalizer: Arc::new(canonicalizer),
             postconditions: Arc::new(postconditions),
             contract_view: contract.view(),
-        });
+        })
     }
-    Ok(Compiled {
-        cost: CompileCost {
-            provider: settings.provider.clone(),
-            model: settings.model.clone(),
-            tokens: spent,
-        },
-        key,
-        ir: CompiledIr {
-            topology: wired.topology,
-            nodes,
-        },
-        diagnostics: wired.diagnostics,
-        lints,
-        steps,
+}
+
+/// `postcondition-count` when the compiled entries differ in number from the contract's
+/// `Postcondition:` sentences.
+fn count_lint(contract: &Contract, entries: usize) -> Option<NodeLint> {
+    let sentences = contract.postconditions().len();
+    (sentences != entries).then(|| NodeLint {
+        node: contract.id.clone(),
+        code: "postcondition-count".into(),
+        message: format!(
+            "{entries} postcondition entr{} compiled for {sentences} Postcondition: sentence{} in Maintains",
+            if entries == 1 { "y" } else { "ies" },
+            if sentences == 1 { "" } else { "s" }
+        ),
     })
 }

@@ -8,10 +8,11 @@
 //! object, array or enum is an `anyOf` with `{"type": "null"}`; there are no recursive
 //! references, no `pattern` and no length keywords (ranges are lowering checks instead).
 //!
-//! [`validate`] interprets exactly that subset (`type` as a name or a list of names, `enum`,
-//! `properties`, `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array
-//! at [`MAX_ARRAY_ITEMS`] elements, and reports every
-//! violation as one line naming its JSON path (`$.nodes[2].wake_source: …`). A member that is
+//! [`validate`] checks an answer with the project's one validator of that subset
+//! ([`crate::format::jsonschema`]: `type` as a name or a list of names, `enum`, `properties`,
+//! `required`, `additionalProperties: false`, `items`, `anyOf`), caps every array at
+//! [`MAX_ARRAY_ITEMS`] elements, and reports every violation as one line naming its JSON path
+//! (`$.nodes[2].wake_source: …`). A member that is
 //! absent but whose schema admits `null` counts as `null`, as §3.2.2 requires. [`parse_answer`]
 //! validates, then deserializes into the typed output; a deserialization failure after a clean
 //! validation is reported at `$`.
@@ -20,6 +21,13 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::contract::Kind;
+use crate::core::canonicalizer::{FacetSpec, FieldRule};
+use crate::core::postcondition::PostconditionEntry;
+use crate::format::jsonschema::{
+    self, MemberOrder, Options, Violation, ViolationKind, member_path,
+};
+use crate::format::receipt::WakeSource;
 use crate::model::OutputSchema;
 
 /// Schema name of the Forme session (HOST.md §5.3).
@@ -151,58 +159,6 @@ pub fn postcondition_schema() -> OutputSchema {
 // Validation
 // ---------------------------------------------------------------------------------------------
 
-/// The JSON type name of a value as the schema spells it (`integer` is reported as `number`).
-fn type_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// True for JSON integers that fit an `i64`, including integral floats (`1.0`), which JSON
-/// Schema also calls integers.
-fn is_integer(v: &Value) -> bool {
-    match v {
-        Value::Number(n) => {
-            n.is_i64()
-                || n.as_f64().is_some_and(|f| {
-                    f.is_finite() && f.fract() == 0.0 && f >= -(2f64.powi(63)) && f < 2f64.powi(63)
-                })
-        }
-        _ => false,
-    }
-}
-
-fn type_matches(name: &str, v: &Value) -> bool {
-    match name {
-        "integer" => is_integer(v),
-        other => other == type_of(v),
-    }
-}
-
-fn schema_types(schema: &Value) -> Vec<&str> {
-    match schema.get("type") {
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// True when `schema` admits `null` (a `null` type or an `anyOf` branch that does).
-fn admits_null(schema: &Value) -> bool {
-    if schema_types(schema).contains(&"null") {
-        return true;
-    }
-    schema
-        .get("anyOf")
-        .and_then(Value::as_array)
-        .is_some_and(|branches| branches.iter().any(admits_null))
-}
-
 fn describe_types(types: &[&str]) -> String {
     let article = |t: &str| match t {
         "object" | "array" | "integer" => format!("an {t}"),
@@ -230,129 +186,56 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// `path.key`, or `path["key"]` when the key is not a plain identifier.
-fn member_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", Value::String(key.to_string()))
-    }
-}
-
-struct Collector {
-    lines: Vec<String>,
-    dropped: usize,
-}
-
-impl Collector {
-    fn push(&mut self, path: &str, message: impl AsRef<str>) {
-        if self.lines.len() < MAX_ERROR_LINES {
-            self.lines.push(format!("{path}: {}", message.as_ref()));
-        } else {
-            self.dropped += 1;
+/// One repair line: `<JSON path>: <message>`.
+fn repair_line(v: &Violation<'_>) -> String {
+    match &v.kind {
+        ViolationKind::Type { expected, found } => {
+            let found = if expected.contains(&"integer") && found.is_number() {
+                format!("{found} (not an integer)")
+            } else {
+                jsonschema::type_name(found).to_string()
+            };
+            format!(
+                "{}: expected {}, found {found}",
+                v.path,
+                describe_types(expected)
+            )
+        }
+        ViolationKind::Enum { allowed, found } => {
+            let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            format!(
+                "{}: {} is not one of {}",
+                v.path,
+                short(found),
+                names.join(", ")
+            )
+        }
+        ViolationKind::Missing { key } => {
+            format!("{}: required member is missing", member_path(&v.path, key))
+        }
+        ViolationKind::Unknown { key } => format!("{}: unknown member", member_path(&v.path, key)),
+        ViolationKind::TooManyItems { len, max } => {
+            format!("{}: has {len} items (at most {max})", v.path)
         }
     }
 }
 
-fn check(schema: &Value, v: &Value, path: &str, out: &mut Collector) {
-    if let Some(branches) = schema.get("anyOf").and_then(Value::as_array) {
-        // Pick the branch whose type admits the value and report its errors; with no such
-        // branch, report the union of the branch types.
-        let fitting = branches.iter().find(|b| {
-            let types = schema_types(b);
-            types.iter().any(|t| type_matches(t, v))
-        });
-        match fitting {
-            Some(b) => check(b, v, path, out),
-            None => {
-                let types: Vec<&str> = branches.iter().flat_map(schema_types).collect();
-                out.push(
-                    path,
-                    format!("expected {}, found {}", describe_types(&types), type_of(v)),
-                );
-            }
-        }
-        return;
-    }
-    let types = schema_types(schema);
-    if !types.is_empty() && !types.iter().any(|t| type_matches(t, v)) {
-        let found = if types.contains(&"integer") && matches!(v, Value::Number(_)) {
-            format!("{v} (not an integer)")
-        } else {
-            type_of(v).to_string()
-        };
-        out.push(
-            path,
-            format!("expected {}, found {found}", describe_types(&types)),
-        );
-        return;
-    }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-        && !allowed.contains(v)
-    {
-        let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
-        out.push(
-            path,
-            format!("{} is not one of {}", short(v), names.join(", ")),
-        );
-        return;
-    }
-    match v {
-        Value::Object(members) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            if let Some(props) = props {
-                for (key, sub) in props {
-                    let at = member_path(path, key);
-                    match members.get(key) {
-                        Some(x) => check(sub, x, &at, out),
-                        None if admits_null(sub) => {}
-                        None => out.push(&at, "required member is missing"),
-                    }
-                }
-            }
-            if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-                for key in members.keys() {
-                    if !props.is_some_and(|p| p.contains_key(key)) {
-                        out.push(&member_path(path, key), "unknown member");
-                    }
-                }
-            }
-        }
-        Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => {
-            out.push(
-                path,
-                format!("has {} items (at most {MAX_ARRAY_ITEMS})", items.len()),
-            );
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for (i, x) in items.iter().enumerate() {
-                    check(item_schema, x, &format!("{path}[{i}]"), out);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Validates `v` against `schema` (the subset described in the module docs). Returns every
-/// violation as `<JSON path>: <message>`, at most [`MAX_ERROR_LINES`] lines plus one summary line
-/// (`$: … and <n> more errors`); `[]` when valid.
+/// Validates `v` against `schema` with the project's JSON-Schema-subset validator
+/// ([`jsonschema::check`], members in schema order, arrays capped at [`MAX_ARRAY_ITEMS`]).
+/// Returns every violation as `<JSON path>: <message>`, at most [`MAX_ERROR_LINES`] lines plus
+/// one summary line (`$: … and <n> more errors`); `[]` when valid.
 pub fn validate(schema: &Value, v: &Value) -> Vec<String> {
-    let mut out = Collector {
-        lines: Vec::new(),
-        dropped: 0,
+    let options = Options {
+        order: MemberOrder::Properties,
+        max_items: Some(MAX_ARRAY_ITEMS),
+        max_violations: MAX_ERROR_LINES,
     };
-    check(schema, v, "$", &mut out);
-    if out.dropped > 0 {
-        out.lines
-            .push(format!("$: … and {} more errors", out.dropped));
+    let report = jsonschema::check(schema, v, &options);
+    let mut lines: Vec<String> = report.violations.iter().map(repair_line).collect();
+    if report.dropped > 0 {
+        lines.push(format!("$: … and {} more errors", report.dropped));
     }
-    out.lines
+    lines
 }
 
 /// Validates an answer against `schema` and deserializes it into `T` (RUNTIME.md §3.2.3 layer 1).
@@ -374,61 +257,6 @@ pub fn parse_answer<T: DeserializeOwned>(
 // Typed outputs
 // ---------------------------------------------------------------------------------------------
 
-/// A contract kind as the Forme output spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KindName {
-    /// `responsibility`
-    Responsibility,
-    /// `gateway`
-    Gateway,
-    /// `function`
-    Function,
-    /// `pattern`
-    Pattern,
-    /// `test`
-    Test,
-}
-
-impl KindName {
-    /// The loader's kind.
-    pub fn kind(self) -> crate::contract::Kind {
-        use crate::contract::Kind;
-        match self {
-            KindName::Responsibility => Kind::Responsibility,
-            KindName::Gateway => Kind::Gateway,
-            KindName::Function => Kind::Function,
-            KindName::Pattern => Kind::Pattern,
-            KindName::Test => Kind::Test,
-        }
-    }
-}
-
-/// A wake source as the Forme output spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WakeName {
-    /// `input`
-    Input,
-    /// `self`
-    #[serde(rename = "self")]
-    SelfWake,
-    /// `external`
-    External,
-}
-
-impl WakeName {
-    /// The receipt-level wake source.
-    pub fn wake_source(self) -> crate::format::receipt::WakeSource {
-        use crate::format::receipt::WakeSource;
-        match self {
-            WakeName::Input => WakeSource::Input,
-            WakeName::SelfWake => WakeSource::SelfWake,
-            WakeName::External => WakeSource::External,
-        }
-    }
-}
-
 /// The Forme answer (RUNTIME.md §3.3.2).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -446,9 +274,9 @@ pub struct FormeNode {
     /// A loaded contract id.
     pub id: String,
     /// Must equal the contract's kind.
-    pub kind: KindName,
+    pub kind: Kind,
     /// The node's intrinsic wake source.
-    pub wake_source: WakeName,
+    pub wake_source: WakeSource,
     /// The node's needs in Requires order.
     pub requires: Vec<FormeNeed>,
     /// The node's facet names (`[]` = `@atomic` only).
@@ -479,184 +307,34 @@ pub struct FormeMatch {
     pub facet: String,
 }
 
-/// The canonicalizer answer (RUNTIME.md §3.4.2).
+/// The canonicalizer answer (RUNTIME.md §3.4.2): the node's canonicalization spec without its
+/// `node` member, in the core's own types. Only the answer object itself denies unknown
+/// members; inside it, [`validate`] reports them (the core types ignore unknown members, as
+/// the compile-file reader must).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CanonicalizerOutput {
     /// Field rules.
-    pub fields: Vec<FieldOutput>,
+    pub fields: Vec<FieldRule>,
     /// Materiality of fields no rule governs.
     pub default_material: bool,
     /// One entry per declared facet.
-    pub facets: Vec<FacetOutput>,
+    pub facets: Vec<FacetSpec>,
 }
 
-/// `fields[]` of the canonicalizer answer.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FieldOutput {
-    /// Dotted path into `truth.json`.
-    pub path: String,
-    /// Keep or drop the field and its subtree.
-    pub material: bool,
-    /// Text normalization, or `None` (`null` or absent).
-    #[serde(default)]
-    pub text: Option<TextOutput>,
-    /// Number quantization, or `None`.
-    #[serde(default)]
-    pub number: Option<NumberOutput>,
-    /// `ordered`, `set`, or `None` (ordered).
-    #[serde(default)]
-    pub collection: Option<CollectionName>,
-}
-
-/// `fields[].text` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TextOutput {
-    /// Collapse whitespace runs and trim.
-    pub collapse_whitespace: bool,
-    /// Lower-case.
-    pub case_insensitive: bool,
-}
-
-/// `fields[].number` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NumberOutput {
-    /// `None` or `0` = exact; otherwise finite and `> 0` (a lowering check).
-    #[serde(default)]
-    pub quantum: Option<f64>,
-}
-
-/// `fields[].collection` of the canonicalizer answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CollectionName {
-    /// `ordered`
-    Ordered,
-    /// `set`
-    Set,
-}
-
-/// `facets[]` of the canonicalizer answer.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FacetOutput {
-    /// A declared facet name.
-    pub facet: String,
-    /// Dotted paths carrying the facet.
-    pub paths: Vec<String>,
-}
-
-/// The postcondition answer (RUNTIME.md §3.5.2).
+/// The postcondition answer (RUNTIME.md §3.5.2): the flat entries in the core's own type (pool
+/// nodes lowered as they are read, see [`FlatNode`](crate::core::postcondition::FlatNode)).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PostconditionOutput {
     /// One entry per postcondition.
-    pub postconditions: Vec<PostconditionOutputEntry>,
-}
-
-/// `postconditions[].mode`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ModeName {
-    /// `deterministic`
-    Deterministic,
-    /// `render-attested`
-    RenderAttested,
-}
-
-/// `postconditions[]` of the postcondition answer.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PostconditionOutputEntry {
-    /// Stable id.
-    pub id: String,
-    /// Deterministic or render-attested.
-    pub mode: ModeName,
-    /// `@atomic` or a declared facet.
-    pub facet: String,
-    /// The flat violation predicate (deterministic entries only).
-    #[serde(default)]
-    pub predicate: Option<PredicateOutput>,
-    /// The postcondition sentence, verbatim.
-    pub source: String,
-}
-
-/// `postconditions[].predicate`: a flat pool and its root.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PredicateOutput {
-    /// The node pool.
-    pub nodes: Vec<PoolNodeOutput>,
-    /// Index of the root node.
-    pub root: Index,
-}
-
-/// `predicate.nodes[].kind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PoolKindName {
-    /// `equals`
-    Equals,
-    /// `not-equals`
-    NotEquals,
-    /// `greater-than-or-equal`
-    GreaterThanOrEqual,
-    /// `less-than`
-    LessThan,
-    /// `and`
-    And,
-    /// `or`
-    Or,
-    /// `not`
-    Not,
-}
-
-/// `predicate.nodes[]`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoolNodeOutput {
-    /// The node kind.
-    pub kind: PoolKindName,
-    /// Leaves: the fact name.
-    #[serde(default)]
-    pub fact: Option<String>,
-    /// Leaves: the comparison value (`null` is a real value).
-    #[serde(default)]
-    pub value: Value,
-    /// `and` / `or`: pool indices.
-    #[serde(default)]
-    pub children: Option<Vec<Index>>,
-    /// `not`: a pool index.
-    #[serde(default)]
-    pub child: Option<Index>,
-}
-
-/// A pool index: a JSON integer within `i64` (an integral float such as `1.0` is accepted, as
-/// JSON Schema's `integer` does). Range checks belong to the predicate decoder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Index(pub i64);
-
-impl<'de> Deserialize<'de> for Index {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Index, D::Error> {
-        let v = Value::deserialize(d)?;
-        if let Some(i) = v.as_i64() {
-            return Ok(Index(i));
-        }
-        match v.as_f64() {
-            Some(f) if is_integer(&v) => Ok(Index(f as i64)),
-            _ => Err(serde::de::Error::custom(format!(
-                "expected an integer index, found {v}"
-            ))),
-        }
-    }
+    pub postconditions: Vec<PostconditionEntry>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::jsonschema::schema_types;
 
     /// Every object of a strict-mode schema lists all its properties as required and forbids
     /// others; no `$ref` anywhere.
@@ -741,8 +419,14 @@ mod tests {
         assert_eq!(validate(&s.schema, &ok), Vec::<String>::new());
         let out: CanonicalizerOutput = parse_answer(&s, &ok).unwrap();
         assert_eq!(out.fields[0].text, None);
-        assert_eq!(out.fields[1].number, Some(NumberOutput { quantum: None }));
-        assert_eq!(out.fields[1].collection, Some(CollectionName::Set));
+        assert_eq!(
+            out.fields[1].number,
+            Some(crate::core::canonicalizer::NumberRule { quantum: None })
+        );
+        assert_eq!(
+            out.fields[1].collection,
+            Some(crate::core::canonicalizer::Collection::Set)
+        );
         let bad = json!({"fields": [{"path": "a", "material": true, "text": "yes",
                                      "number": {"quantum": "0.1"}, "collection": "bag"}],
                          "default_material": 1, "facets": [{"facet": "f", "paths": "a"}]});
@@ -779,10 +463,11 @@ mod tests {
         fixed["postconditions"][0]["predicate"]["nodes"][2]["child"] = json!(1);
         let out: PostconditionOutput = parse_answer(&s, &fixed).unwrap();
         let pool = &out.postconditions[0].predicate.as_ref().unwrap().nodes;
-        assert_eq!(pool[0].children, Some(vec![Index(1), Index(2)]));
-        assert_eq!(pool[1].value, json!(3));
-        assert_eq!(pool[2].value, Value::Null);
-        assert_eq!(pool[2].child, Some(Index(1)));
+        assert_eq!(pool[0].children, Some(vec![1, 2]));
+        assert_eq!(pool[1].value, Some(crate::format::json::Value::Number(3.0)));
+        // Connectives keep only their own members.
+        assert_eq!(pool[2].value, None);
+        assert_eq!(pool[2].child, Some(1));
     }
 
     #[test]
@@ -818,7 +503,7 @@ mod tests {
             "matches": []
         }));
         let out = r.unwrap();
-        assert_eq!(out.nodes[0].wake_source, WakeName::SelfWake);
-        assert_eq!(out.nodes[0].kind.kind(), crate::contract::Kind::Gateway);
+        assert_eq!(out.nodes[0].wake_source, WakeSource::SelfWake);
+        assert_eq!(out.nodes[0].kind, Kind::Gateway);
     }
 }

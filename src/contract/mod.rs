@@ -43,8 +43,10 @@ pub const MAX_NODE_ID_BYTES: usize = 120;
 /// The file-name suffix of every contract (`*.prose.md`, RUNTIME.md §2.1).
 pub const CONTRACT_SUFFIX: &str = ".prose.md";
 
-/// A contract's kind (RUNTIME.md §2.4). `responsibility` when front matter names none.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A contract's kind (RUNTIME.md §2.4). `responsibility` when front matter names none. JSON
+/// (the Forme answer): its front-matter spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// `responsibility`: a node with a standing goal and a persisted world-model.
     Responsibility,

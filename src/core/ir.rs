@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::core::postcondition::{GateRejection, TruthError};
 use crate::format::opwm::FileTree;
 use crate::format::receipt::{Fingerprints, WakeSource};
 use crate::format::topology::{Edge, Topology};
@@ -15,14 +16,23 @@ pub trait NodeRules: Send + Sync {
     /// The node's declared facets (without `@atomic`), in spec order.
     fn facets(&self) -> Vec<String>;
     /// Fingerprints of a committed tree whose OPWM1 version is `version`, plus warnings (empty
-    /// facets). Errors carry the structured-truth failure reason (RUNTIME.md §5.3).
+    /// facets).
+    ///
+    /// Errors: [`TruthError`], whose text is the structured-truth failure reason (RUNTIME.md
+    /// §5.3).
     fn fingerprint(
         &self,
         files: &FileTree,
         version: &str,
-    ) -> Result<(Fingerprints, Vec<String>), String>;
-    /// The postcondition gate. Errors carry the one-line gate failure reason (§6.3).
-    fn gate(&self, files: &FileTree, attestations: &HashMap<String, bool>) -> Result<(), String>;
+    ) -> Result<(Fingerprints, Vec<String>), TruthError>;
+    /// The postcondition gate.
+    ///
+    /// Errors: [`GateRejection`], whose text is the one-line gate failure reason (§6.3).
+    fn gate(
+        &self,
+        files: &FileTree,
+        attestations: &HashMap<String, bool>,
+    ) -> Result<(), GateRejection>;
 }
 
 /// Rules of an atomic-only node with no postconditions: `@atomic` = the version.
@@ -37,10 +47,14 @@ impl NodeRules for AtomicRules {
         &self,
         _files: &FileTree,
         version: &str,
-    ) -> Result<(Fingerprints, Vec<String>), String> {
+    ) -> Result<(Fingerprints, Vec<String>), TruthError> {
         Ok((Fingerprints::atomic(version), Vec::new()))
     }
-    fn gate(&self, _files: &FileTree, _attestations: &HashMap<String, bool>) -> Result<(), String> {
+    fn gate(
+        &self,
+        _files: &FileTree,
+        _attestations: &HashMap<String, bool>,
+    ) -> Result<(), GateRejection> {
         Ok(())
     }
 }
@@ -88,7 +102,8 @@ pub enum IngressMode {
     AsWritten,
 }
 
-/// Errors mounting an IR (each asks for `reactor compile --force` at the host).
+/// Errors mounting an IR. A compiled IR that does not mount is a stale or damaged compile; the
+/// host reports it with its own hint to recompile.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MountError {
     /// A topology node without IR data.

@@ -57,9 +57,19 @@ pub enum RenderOutcome {
 pub trait UpstreamReader {
     /// The producers this node may read, in mounted edge order, without duplicates.
     fn producers(&self) -> &[String];
-    /// The producer's published files. Errors with a message when the producer is not one of
+    /// The producer's published files.
+    ///
+    /// Errors: [`NotSubscribed`] when the producer is not one of
     /// [`UpstreamReader::producers`].
-    fn read(&self, producer: &str) -> Result<FileTree, String>;
+    fn read(&self, producer: &str) -> Result<FileTree, NotSubscribed>;
+}
+
+/// A read of a producer the node does not subscribe to (read isolation, RUNTIME.md §8.5).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("read isolation: '{producer}' is not a producer this node subscribes to")]
+pub struct NotSubscribed {
+    /// The producer asked for.
+    pub producer: String,
 }
 
 /// Everything a render needs (RUNTIME.md §8.1).

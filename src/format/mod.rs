@@ -1,8 +1,10 @@
-//! Pure data formats: canonical JSON and content addresses, receipts and their verifier, OPWM1
-//! artifacts, topology types, state-dir layout constants, and the moved-facets and
+//! Pure data formats: canonical JSON (with serde support) and content addresses, the
+//! JSON-Schema-subset validator of the project's own schemas, receipts and their verifier,
+//! OPWM1 artifacts, topology types, state-dir layout constants, and the moved-facets and
 //! propagation-targets functions shared by `core` and `replay` (FORMATS.md).
 pub mod address;
 pub mod json;
+pub mod jsonschema;
 pub mod layout;
 pub mod opwm;
 pub mod propagate;

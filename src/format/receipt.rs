@@ -858,6 +858,15 @@ impl serde::Serialize for WakeSource {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for WakeSource {
+    /// The wire form (`input`, `self`, `external`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WakeSource, D::Error> {
+        let s = String::deserialize(d)?;
+        WakeSource::parse(&s)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&s, &["input", "self", "external"]))
+    }
+}
+
 impl serde::Serialize for Status {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())

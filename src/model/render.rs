@@ -412,7 +412,11 @@ impl Session<'_, '_> {
             ));
         }
         if !self.upstream.contains_key(producer) {
-            let tree = self.ctx.upstream.read(producer)?;
+            let tree = self
+                .ctx
+                .upstream
+                .read(producer)
+                .map_err(|e| e.to_string())?;
             self.upstream.insert(producer.to_string(), tree);
         }
         self.upstream

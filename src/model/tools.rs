@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::format::jsonschema::{self, MemberOrder, Options, ViolationKind};
 use crate::format::opwm::{FileTree, OpwmError, normalize_path, normalize_tree};
 
 use super::types::ToolSpec;
@@ -201,24 +202,7 @@ pub fn tool_specs(attested: &[String], shell: bool) -> Vec<ToolSpec> {
     tools
 }
 
-fn type_matches(t: &str, v: &Value) -> bool {
-    match t {
-        "null" => v.is_null(),
-        "boolean" => v.is_boolean(),
-        "string" => v.is_string(),
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "number" => v.is_number(),
-        "integer" => {
-            v.is_i64()
-                || v.is_u64()
-                || v.as_f64()
-                    .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
-        }
-        _ => false,
-    }
-}
-
+/// The type name of a value in error results (`integer` for integers, `number` otherwise).
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -231,88 +215,48 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn allows_null(schema: &Value) -> bool {
-    match schema.get("type") {
-        Some(Value::String(t)) => t == "null",
-        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
-        _ => false,
-    }
-}
-
-fn member_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", Value::String(key.to_string()))
-    }
-}
-
-/// Validates `value` against the subset of JSON Schema the tool schemas use: `type` (one name or
-/// a list), `enum`, `properties`, `required`, `additionalProperties: false` and `items`. A
-/// required property that is absent passes when its schema allows `null` (absent nullable
-/// fields count as `null`, RUNTIME.md §8.6).
+/// Validates `value` against a tool schema with the project's JSON-Schema-subset validator
+/// ([`crate::format::jsonschema`]; absent nullable members count as `null`, RUNTIME.md §8.6).
+/// Members are checked required-first: absent required members, unknown members, then the
+/// members in argument order.
 ///
-/// Errors: one line naming the JSON path (`$.status: expected one of "done", "failed"`).
+/// Errors: the first violation, one line naming the JSON path
+/// (`$.status: expected one of "done", "failed"`).
 pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
-    check(schema, value, "$")
-}
-
-fn check(schema: &Value, value: &Value, path: &str) -> Result<(), String> {
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
-        };
-        if !types.is_empty() && !types.iter().any(|t| type_matches(t, value)) {
-            return Err(format!(
-                "{path}: expected {}, got {}",
-                types.join(" or "),
-                type_name(value)
-            ));
+    let options = Options {
+        order: MemberOrder::RequiredFirst,
+        max_items: None,
+        max_violations: 1,
+    };
+    let report = jsonschema::check(schema, value, &options);
+    let Some(v) = report.violations.first() else {
+        return Ok(());
+    };
+    Err(match &v.kind {
+        ViolationKind::Type { expected, found } => format!(
+            "{}: expected {}, got {}",
+            v.path,
+            expected.join(" or "),
+            type_name(found)
+        ),
+        ViolationKind::Enum { allowed, .. } => {
+            let shown: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            format!("{}: expected one of {}", v.path, shown.join(", "))
         }
-    }
-    if let Some(Value::Array(options)) = schema.get("enum")
-        && !options.iter().any(|o| o == value)
-    {
-        let shown: Vec<String> = options.iter().map(Value::to_string).collect();
-        return Err(format!("{path}: expected one of {}", shown.join(", ")));
-    }
-    if let (Value::Object(obj), Some(Value::Object(props))) = (value, schema.get("properties")) {
-        if let Some(Value::Array(required)) = schema.get("required") {
-            for r in required.iter().filter_map(Value::as_str) {
-                if !obj.contains_key(r) && !props.get(r).is_some_and(allows_null) {
-                    return Err(format!(
-                        "{path}: missing required property {}",
-                        Value::String(r.to_string())
-                    ));
-                }
-            }
+        ViolationKind::Missing { key } => format!(
+            "{}: missing required property {}",
+            v.path,
+            Value::String(key.to_string())
+        ),
+        ViolationKind::Unknown { key } => format!(
+            "{}: unknown property {}",
+            v.path,
+            Value::String(key.to_string())
+        ),
+        ViolationKind::TooManyItems { len, max } => {
+            format!("{}: has {len} items (at most {max})", v.path)
         }
-        if schema.get("additionalProperties") == Some(&Value::Bool(false))
-            && let Some(k) = obj.keys().find(|k| !props.contains_key(*k))
-        {
-            return Err(format!(
-                "{path}: unknown property {}",
-                Value::String(k.clone())
-            ));
-        }
-        for (k, v) in obj {
-            if let Some(sub) = props.get(k) {
-                check(sub, v, &member_path(path, k))?;
-            }
-        }
-    }
-    if let (Value::Array(items), Some(item_schema)) = (value, schema.get("items")) {
-        for (i, v) in items.iter().enumerate() {
-            check(item_schema, v, &format!("{path}[{i}]"))?;
-        }
-    }
-    Ok(())
+    })
 }
 
 /// The outcome claimed by `finish`.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::core::ir::NodeRules;
+use crate::core::postcondition::{GateRejection, TruthError};
 use crate::core::render::{
     Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage,
 };
@@ -201,14 +202,16 @@ impl NodeRules for TopKeyRules {
         &self,
         files: &FileTree,
         _version: &str,
-    ) -> Result<(Fingerprints, Vec<String>), String> {
+    ) -> Result<(Fingerprints, Vec<String>), TruthError> {
         let truth = truth_of(files).ok_or_else(|| {
-            "structured truth missing: the render wrote no valid truth.json".to_string()
+            TruthError::Rules(
+                "structured truth missing: the render wrote no valid truth.json".to_string(),
+            )
         })?;
-        let tok = |v: &Value| -> Result<String, String> {
+        let tok = |v: &Value| -> Result<String, TruthError> {
             json::canonical_string(v)
                 .map(|s| address(s.as_bytes()))
-                .map_err(|e| format!("structured truth invalid: {e}"))
+                .map_err(|e| TruthError::Rules(format!("structured truth invalid: {e}")))
         };
         let mut out = vec![("@atomic".to_string(), tok(&truth)?)];
         for f in &self.facets {
@@ -216,7 +219,7 @@ impl NodeRules for TopKeyRules {
         }
         Ok((Fingerprints(out), Vec::new()))
     }
-    fn gate(&self, _files: &FileTree, _a: &HashMap<String, bool>) -> Result<(), String> {
+    fn gate(&self, _files: &FileTree, _a: &HashMap<String, bool>) -> Result<(), GateRejection> {
         Ok(())
     }
 }

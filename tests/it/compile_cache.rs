@@ -319,7 +319,7 @@ fn assert_keyless_load(state: &Path) {
     );
     let mut attestations = std::collections::HashMap::new();
     assert_eq!(
-        rules.gate(&a, &attestations).unwrap_err(),
+        rules.gate(&a, &attestations).unwrap_err().to_string(),
         "postconditions failed: cites-source (attestation missing)"
     );
     attestations.insert("cites-source".to_string(), true);

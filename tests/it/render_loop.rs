@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::support::fake_provider::{self as fake, FakeProvider, FakeUsage, Protocol};
 use reactor::core::ir::{AtomicRules, Ir, NodeIr};
-use reactor::core::render::UpstreamReader;
+use reactor::core::render::{NotSubscribed, UpstreamReader};
 use reactor::core::{Disposition, Reactor, ReactorOptions, Render, RenderContext, RenderOutcome};
 use reactor::format::json as js;
 use reactor::format::opwm::FileTree;
@@ -49,10 +49,12 @@ impl UpstreamReader for TestUpstream {
     fn producers(&self) -> &[String] {
         &self.producers
     }
-    fn read(&self, producer: &str) -> Result<FileTree, String> {
+    fn read(&self, producer: &str) -> Result<FileTree, NotSubscribed> {
         self.reads.lock().unwrap().push(producer.to_string());
         if !self.producers.iter().any(|p| p == producer) {
-            return Err(format!("test reader: {producer} is not subscribed"));
+            return Err(NotSubscribed {
+                producer: producer.to_string(),
+            });
         }
         Ok(self.trees.get(producer).cloned().unwrap_or_default())
     }

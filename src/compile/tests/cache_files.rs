@@ -1,266 +1,13 @@
-//! End-to-end unit tests of the compile phase and the cache, with an in-memory scripted model
-//! client: the price pair of RUNTIME.md §2.6 with the answers of HOST.md §11.3, the exact bytes
-//! of the compile files, every freshness reason of HOST.md §6.4, and the compiled rules.
-
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::Mutex;
-
-use serde_json::{Value as Sj, json};
+//! The compile cache: exact bytes (FORMATS.md §15), freshness reasons in the order of HOST.md
+//! §6.4, the keyless load, and the rules a loaded node mounts.
 
 use super::*;
-use crate::contract::{Contract, parse_contract};
-use crate::core::ir::{IngressMode, mount};
-use crate::format::address::address;
-use crate::format::receipt::WakeSource;
-use crate::format::topology::Edge;
-use crate::model::{ModelRequest, ModelResponse, Usage};
 
-const PRICE_WATCH: &str = "---\nname: price-watch\nkind: responsibility\n---\n\n# Price watch\n\n### Goal\nKeep a current list price for every tracked vendor.\n\n### Maintains\nThe current list price of each tracked vendor. Each entry carries a stable\n`vendor` key. `checked_at` and the page `source` are immaterial.\nPostcondition: every entry has a positive price.\nPostcondition: every price was read from the vendor's own pricing page.\n\n#### prices\nThe set of vendor prices (unordered), material to the cent.\n\n### Continuity\n- self-driven: re-check once a day.\n";
-
-const PRICE_BRIEF: &str = "---\nname: price-brief\n---\n\n### Requires\n- the current vendor prices\n\n### Maintains\nA short briefing on price movements. Material: the briefing text.\n\n### Continuity\n- input-driven: re-render when the vendor prices move.\n";
-
-fn pair() -> ContractSet {
-    pair_with(PRICE_WATCH)
-}
-
-fn pair_with(watch: &str) -> ContractSet {
-    let c = |text: &str, path: &str| -> Contract { parse_contract(text.as_bytes(), path).unwrap() };
-    ContractSet::from_contracts(vec![
-        c(watch, "price-watch.prose.md"),
-        c(PRICE_BRIEF, "price-brief.prose.md"),
-    ])
-    .unwrap()
-}
-
-/// Answers by purpose, each consumed once, in order per purpose.
-struct Scripted {
-    answers: Mutex<Vec<(String, ModelResponse)>>,
-    calls: Mutex<Vec<ModelRequest>>,
-}
-
-impl Scripted {
-    fn new(answers: Vec<(&str, Sj, u64)>) -> Scripted {
-        Scripted {
-            answers: Mutex::new(
-                answers
-                    .into_iter()
-                    .map(|(p, a, tokens)| {
-                        (
-                            p.to_string(),
-                            ModelResponse {
-                                text: Some(a.to_string()),
-                                usage: Usage {
-                                    input: tokens,
-                                    cached_input: tokens / 4,
-                                    cache_write: 0,
-                                    output: 10,
-                                },
-                                stop_reason: Some("stop".into()),
-                                ..Default::default()
-                            },
-                        )
-                    })
-                    .collect(),
-            ),
-            calls: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn purposes(&self) -> Vec<String> {
-        self.calls
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|r| r.purpose.clone())
-            .collect()
-    }
-
-    fn left(&self) -> usize {
-        self.answers.lock().unwrap().len()
-    }
-}
-
-impl ModelClient for Scripted {
-    fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.calls.lock().unwrap().push(req.clone());
-        let mut answers = self.answers.lock().unwrap();
-        match answers.iter().position(|(p, _)| *p == req.purpose) {
-            Some(i) => Ok(answers.remove(i).1),
-            None => Err(ModelError::ReplayExhausted),
-        }
-    }
-}
-
-fn forme_answer() -> Sj {
-    json!({"nodes": [
-        {"id": "price-brief", "kind": "responsibility", "wake_source": "input",
-         "requires": [{"facet": "vendor prices", "fan_in": false}], "maintains": []},
-        {"id": "price-watch", "kind": "responsibility", "wake_source": "self",
-         "requires": [], "maintains": ["prices"]}],
-     "matches": [{"subscriber": "price-brief", "requirement": "vendor prices",
-                  "producer": "price-watch", "facet": "prices"}]})
-}
-
-fn canonicalizer_answer() -> Sj {
-    json!({
-        "fields": [
-            {"path": "prices", "material": true, "collection": "set"},
-            {"path": "prices.vendor", "material": true,
-             "text": {"collapse_whitespace": true, "case_insensitive": true}},
-            {"path": "prices.price", "material": true, "number": {"quantum": 0.01}},
-            {"path": "prices.checked_at", "material": false},
-            {"path": "prices.source", "material": false},
-            {"path": "checked_at", "material": false}
-        ],
-        "default_material": true,
-        "facets": [{"facet": "prices", "paths": ["prices"]}]
-    })
-}
-
-fn watch_postconditions() -> Sj {
-    json!({"postconditions": [
-        {"id": "own-page", "mode": "render-attested", "facet": "prices", "predicate": null,
-         "source": "Postcondition: every price was read from the vendor's own pricing page."},
-        {"id": "has-prices", "mode": "deterministic", "facet": "prices",
-         "predicate": {"nodes": [{"kind": "less-than", "fact": "prices.length", "value": 1,
-                                  "children": null, "child": null}], "root": 0},
-         "source": "Postcondition: every entry has a positive price."}
-    ]})
-}
-
-fn script() -> Scripted {
-    Scripted::new(vec![
-        ("compile:forme", forme_answer(), 1000),
-        (
-            "compile:postcondition:price-brief",
-            json!({"postconditions": []}),
-            400,
-        ),
-        (
-            "compile:canonicalizer:price-watch",
-            canonicalizer_answer(),
-            800,
-        ),
-        (
-            "compile:postcondition:price-watch",
-            watch_postconditions(),
-            600,
-        ),
-    ])
-}
-
-fn settings() -> CompileSettings {
-    CompileSettings {
-        system_prompt: "SYSTEM PROMPT".into(),
-        model: "compile-model".into(),
-        provider: "openrouter".into(),
-        temperature: None,
-        reasoning_effort: None,
-        sdk_version: sdk_version(None),
-    }
-}
-
-fn compiled() -> Compiled {
-    let client = script();
-    let c = compile_project(&pair(), &settings(), &client).unwrap();
-    assert_eq!(client.left(), 0);
-    c
-}
-
-fn ts() -> jiff::Timestamp {
-    "2026-06-02T18:00:00.123456Z".parse().unwrap()
-}
-
-#[test]
-fn compiles_the_price_pair_of_runtime_2_6() {
-    let client = script();
-    let mut seen = Vec::new();
-    let c = compile_project_observed(&pair(), &settings(), &client, &mut |s| {
-        seen.push(s.step.label())
-    })
-    .unwrap();
-    assert_eq!(
-        client.purposes(),
-        [
-            "compile:forme",
-            "compile:postcondition:price-brief",
-            "compile:canonicalizer:price-watch",
-            "compile:postcondition:price-watch"
-        ]
-    );
-    assert_eq!(
-        seen,
-        [
-            "forme",
-            "postcondition:price-brief",
-            "canonicalizer:price-watch",
-            "postcondition:price-watch"
-        ]
-    );
-    // Every session got the same evidence and system blocks.
-    let calls = client.calls.lock().unwrap().clone();
-    for r in &calls {
-        assert_eq!(r.system[0], "SYSTEM PROMPT");
-        assert_eq!(r.messages[0], calls[0].messages[0]);
-        assert_eq!(r.model, "compile-model");
-    }
-    assert_eq!(
-        calls[2].output_schema.as_ref().unwrap().name,
-        "canonicalizer_output"
-    );
-    assert_eq!(c.key.contract_set_fingerprint, pair().fingerprint());
-    assert_eq!(c.key.sdk_version, format!("reactor-rs/{}", crate::VERSION));
-    let t = &c.ir.topology;
-    assert_eq!(t.nodes.len(), 2);
-    assert_eq!(
-        t.edges,
-        vec![Edge::new("price-watch", "price-brief", "prices")]
-    );
-    assert!(t.entry_points.is_empty());
-    assert!(t.acyclic);
-    assert!(c.diagnostics.is_empty());
-    assert_eq!(c.lints, vec![]);
-    let brief = c.ir.node("price-brief").unwrap();
-    assert!(!brief.is_faceted());
-    assert_eq!(brief.spec(), &CanonicalizerSpec::identity("price-brief"));
-    assert_eq!(brief.wake_source, WakeSource::Input);
-    let watch = c.ir.node("price-watch").unwrap();
-    assert_eq!(watch.attested_ids(), ["own-page"]);
-    assert_eq!(watch.facets(), ["prices"]);
-    assert_eq!(
-        watch.contract_fingerprint,
-        pair().get("price-watch").unwrap().fingerprint()
-    );
-    // Costs: each answer is (input - input/4) + 10 fresh and input/4 reused.
-    let fresh: Vec<u64> = c.steps.iter().map(|s| s.tokens.fresh).collect();
-    assert_eq!(fresh, [760, 310, 610, 460]);
-    assert_eq!(
-        c.cost,
-        CompileCost {
-            provider: "openrouter".into(),
-            model: "compile-model".into(),
-            tokens: TokenCost {
-                fresh: 2140,
-                reused: 700
-            }
-        }
-    );
-}
-
-#[test]
-fn compile_files_have_the_exact_bytes_of_formats_15() {
-    let dir = tempfile::tempdir().unwrap();
-    let c = compiled();
-    let manifest = c.write_cache(dir.path(), ts()).unwrap();
-    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
-    let watch_file = format!("compile/nodes/{}.json", hex_of("price-watch"));
-    let watch = read(&watch_file);
+/// The expected bytes of `price-watch`'s compile file (FORMATS.md §15.5).
+fn watch_file_text() -> String {
     let fp = pair().get("price-watch").unwrap().fingerprint();
-    assert_eq!(
-        watch,
-        format!(
-            r#"{{
+    format!(
+        r#"{{
   "node": "price-watch",
   "contract_fingerprint": "{fp}",
   "canonicalizer": {{
@@ -339,8 +86,16 @@ fn compile_files_have_the_exact_bytes_of_formats_15() {
   }}
 }}
 "#
-        )
-    );
+    )
+}
+
+#[test]
+fn node_files_and_topology_have_the_exact_bytes_of_formats_15() {
+    let dir = tempfile::tempdir().unwrap();
+    compiled().write_cache(dir.path(), ts()).unwrap();
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    let watch = read(&format!("compile/nodes/{}.json", hex_of("price-watch")));
+    assert_eq!(watch, watch_file_text());
     let brief = read(&format!("compile/nodes/{}.json", hex_of("price-brief")));
     assert!(brief.contains(
         "  \"canonicalizer\": {\n    \"node\": \"price-brief\",\n    \"fields\": [],\n    \"default_material\": true,\n    \"facets\": []\n  },\n  \"postconditions\": [],\n  \"contract_view\": {\n    \"Requires\": \"- the current vendor prices\",\n"
@@ -350,6 +105,19 @@ fn compile_files_have_the_exact_bytes_of_formats_15() {
         "{\n  \"topology\": {\n    \"nodes\": [\n      {\n        \"node\": \"price-brief\",\n"
     ));
     assert!(topology.contains("\"edges\": [\n      {\n        \"subscriber\": \"price-brief\",\n        \"producer\": \"price-watch\",\n        \"facet\": \"prices\"\n      }\n    ],\n    \"entry_points\": [],\n    \"acyclic\": true\n  },\n  \"contract_fingerprints\": {\n"));
+}
+
+#[test]
+fn the_manifest_has_the_exact_bytes_of_formats_15_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = compiled().write_cache(dir.path(), ts()).unwrap();
+    let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    let node = |id: &str| read(&format!("compile/nodes/{}.json", hex_of(id)));
+    let (topology, brief, watch) = (
+        read("compile/topology.json"),
+        node("price-brief"),
+        node("price-watch"),
+    );
     let d = |text: &str| format!("blake3:{}", blake3::hash(text.as_bytes()).to_hex());
     assert_eq!(
         read("compile/manifest.json"),
@@ -454,7 +222,7 @@ fn a_written_cache_is_fresh_and_loads_keylessly() {
 }
 
 #[test]
-fn every_freshness_reason_in_order() {
+fn key_triple_reasons_in_order() {
     let (dir, key) = written();
     let d = dir.path();
     // Key triple, in order: contract set, then version, then model.
@@ -494,7 +262,12 @@ fn every_freshness_reason_in_order() {
         ..key.clone()
     };
     assert_eq!(reason(d, &skill), "reactor version changed");
+}
 
+#[test]
+fn incomplete_beats_corrupt_and_both_follow_the_key() {
+    let (dir, key) = written();
+    let d = dir.path();
     let watch = format!("compile/nodes/{}.json", hex_of("price-watch"));
     let brief = format!("compile/nodes/{}.json", hex_of("price-brief"));
     let original_watch = std::fs::read_to_string(d.join(&watch)).unwrap();
@@ -532,8 +305,10 @@ fn every_freshness_reason_in_order() {
             file: "compile/topology.json".into()
         }
     );
+}
 
-    // Manifest problems come before everything else once the key matches.
+#[test]
+fn manifest_problems_come_before_the_files_once_the_key_matches() {
     let (dir, key) = written();
     let d = dir.path();
     let mpath = d.join("compile/manifest.json");
@@ -782,20 +557,21 @@ fn compiled_rules_fingerprint_and_gate() {
     assert_ne!(fa.atomic_token(), Some("sha256:v1"));
     let mut att = HashMap::new();
     assert_eq!(
-        watch.gate(&a, &att).unwrap_err(),
+        watch.gate(&a, &att).unwrap_err().to_string(),
         "postconditions failed: own-page (attestation missing)"
     );
     att.insert("own-page".to_string(), true);
     assert_eq!(watch.gate(&a, &att), Ok(()));
     let empty = truth(json!([]));
     assert_eq!(
-        watch.gate(&empty, &att).unwrap_err(),
+        watch.gate(&empty, &att).unwrap_err().to_string(),
         "postconditions failed: has-prices (tripped)"
     );
     assert!(
         watch
             .fingerprint(&Vec::new(), "sha256:v")
             .unwrap_err()
+            .to_string()
             .starts_with("structured truth missing")
     );
     let brief = &ir.nodes["price-brief"].rules;
@@ -805,127 +581,4 @@ fn compiled_rules_fingerprint_and_gate() {
         .unwrap();
     assert_eq!(fp.atomic_token(), Some(v.as_str()));
     assert_eq!(brief.gate(&Vec::new(), &HashMap::new()), Ok(()));
-}
-
-#[test]
-fn failures_carry_the_hint_and_the_tokens_spent() {
-    // The Forme answer wires a cycle: a compile error naming it.
-    let cyclic_watch = PRICE_WATCH.replace(
-        "### Maintains",
-        "### Requires\n- the latest brief\n\n### Maintains",
-    );
-    let set = pair_with(&cyclic_watch);
-    let mut forme = forme_answer();
-    forme["nodes"][1]["requires"] = json!([{"facet": "latest brief", "fan_in": false}]);
-    forme["matches"].as_array_mut().unwrap().push(
-        json!({"subscriber": "price-watch", "requirement": "latest brief",
-                     "producer": "price-brief", "facet": "@atomic"}),
-    );
-    let client = Scripted::new(vec![("compile:forme", forme, 100)]);
-    let err = compile_project(&set, &settings(), &client).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "the topology has a cycle: price-brief → price-watch → price-brief"
-    );
-    assert_eq!(
-        err.spent(),
-        TokenCost {
-            fresh: 85,
-            reused: 25
-        }
-    );
-    assert_eq!(err.step(), None);
-
-    // Three invalid canonicalizer answers exhaust the repairs.
-    let bad = json!({"fields": [], "default_material": true, "facets": []});
-    let client = Scripted::new(vec![
-        ("compile:forme", forme_answer(), 100),
-        (
-            "compile:postcondition:price-brief",
-            json!({"postconditions": []}),
-            100,
-        ),
-        ("compile:canonicalizer:price-watch", bad.clone(), 100),
-        ("compile:canonicalizer:price-watch", bad.clone(), 100),
-        ("compile:canonicalizer:price-watch", bad, 100),
-    ]);
-    let err = compile_project(&pair(), &settings(), &client).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "the canonicalizer:price-watch answer is still invalid after 2 repair turns: $: declared facet 'prices' has no entry in facets"
-    );
-    assert_eq!(err.step(), Some(&Step::Canonicalizer("price-watch".into())));
-    assert_eq!(err.spent().fresh, 5 * 85);
-    assert_eq!(client.left(), 0);
-
-    // A provider failure in the middle: the hint is the model error's.
-    let client = Scripted::new(vec![("compile:forme", forme_answer(), 100)]);
-    let err = compile_project(&pair(), &settings(), &client).unwrap_err();
-    assert_eq!(err.to_string(), "no remaining records");
-    assert_eq!(err.step(), Some(&Step::Postcondition("price-brief".into())));
-    assert_eq!(err.spent().fresh, 85);
-}
-
-#[test]
-fn unsatisfied_needs_are_diagnostics_not_failures() {
-    let mut forme = forme_answer();
-    forme["matches"] = json!([]);
-    let client = Scripted::new(vec![
-        ("compile:forme", forme, 100),
-        (
-            "compile:postcondition:price-brief",
-            json!({"postconditions": []}),
-            100,
-        ),
-        (
-            "compile:canonicalizer:price-watch",
-            canonicalizer_answer(),
-            100,
-        ),
-        (
-            "compile:postcondition:price-watch",
-            json!({"postconditions": []}),
-            100,
-        ),
-    ]);
-    let c = compile_project(&pair(), &settings(), &client).unwrap();
-    assert!(c.ir.topology.edges.is_empty());
-    assert_eq!(
-        c.diagnostics
-            .iter()
-            .map(|d| d.to_string())
-            .collect::<Vec<_>>(),
-        ["unsatisfied (price-brief: \"vendor prices\")"]
-    );
-    // Two Postcondition: sentences, no entry: a lint, not an error.
-    assert_eq!(
-        c.lints,
-        vec![NodeLint {
-            node: "price-watch".into(),
-            code: "postcondition-count".into(),
-            message: "0 postcondition entries compiled for 2 Postcondition: sentences in Maintains"
-                .into(),
-        }]
-    );
-}
-
-#[test]
-fn sdk_version_and_timestamps() {
-    assert_eq!(sdk_version(None), format!("reactor-rs/{}", crate::VERSION));
-    // The suffix is the first 16 hex digits of SHA-256 over the prompt text.
-    let v = sdk_version(Some("my prompt"));
-    let full = crate::format::address::address(b"my prompt");
-    assert_eq!(
-        v,
-        format!("reactor-rs/{}+skill.{}", crate::VERSION, &full[7..23])
-    );
-    assert_ne!(v, sdk_version(Some("my prompt ")));
-    assert_eq!(
-        cache::iso_millis("2026-11-22T09:10:00.999999Z".parse().unwrap()),
-        "2026-11-22T09:10:00.999Z"
-    );
-    assert_eq!(
-        cache::iso_millis(jiff::Timestamp::UNIX_EPOCH),
-        "1970-01-01T00:00:00.000Z"
-    );
 }
