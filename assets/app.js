@@ -941,9 +941,12 @@
   // ---------------------------------------------------------------------------------------------
   /** The mapping of the current viewBox onto the graph area (xMidYMid meet): screen = o + s × user. */
   function viewMap() {
+    return viewMapOf(S.view);
+  }
+
+  function viewMapOf(v) {
     const w = S.size.w;
     const hh = S.size.h;
-    const v = S.view;
     const s = Math.min(w / v.w, hh / v.h);
     return { s, ox: (w - v.w * s) / 2 - v.x * s, oy: (hh - v.h * s) / 2 - v.y * s, w, h: hh };
   }
@@ -953,7 +956,39 @@
     S.size = { w: Math.max(1, g.clientWidth), h: Math.max(1, g.clientHeight) };
   }
 
+  // During a drag or a wheel gesture the graph (with its effects canvas and labels) is only moved
+  // by a CSS transform on #graph-view — composited, no layout, no repaint — and the viewBox is set
+  // once the gesture pauses (160 ms) or ends. Re-laying out thousands of shapes on every wheel tick
+  // would make zooming a large graph stutter.
+  const GV = { preview: null, timer: 0 };
+
+  /** The view being shown: the gesture's target while one is in progress. */
+  function shownView() {
+    return GV.preview || S.view;
+  }
+
+  function previewView(v) {
+    GV.preview = v;
+    const c = viewMapOf(S.view);
+    const t = viewMapOf(v);
+    const k = t.s / c.s;
+    $('graph-view').style.transform = 'translate(' + (t.ox - k * c.ox) + 'px,' + (t.oy - k * c.oy) + 'px) scale(' + k + ')';
+    clearTimeout(GV.timer);
+    GV.timer = setTimeout(commitView, 160);
+    scheduleChrome(); // the minimap follows at once
+  }
+
+  function commitView() {
+    clearTimeout(GV.timer);
+    if (GV.preview) setView(GV.preview);
+  }
+
   function setView(v) {
+    if (GV.preview) {
+      GV.preview = null;
+      clearTimeout(GV.timer);
+      $('graph-view').style.transform = '';
+    }
     S.view = v;
     const vb = v.x + ' ' + v.y + ' ' + v.w + ' ' + v.h;
     for (const el of S.svgs) el.setAttribute('viewBox', vb);
@@ -983,13 +1018,16 @@
     return [MIN_FIT, Math.max(4, MAX_SCALE / fitS)];
   }
 
-  function zoomAt(px, py, factor) {
-    const v = S.view;
+  /** Zooms by `factor` about user point (px, py); `gesture` previews instead of committing. */
+  function zoomAt(px, py, factor, gesture) {
+    const v = shownView();
     const k0 = S.fit.w / v.w;
     const [lo, hi] = zoomRange();
     const k = clamp(k0 * factor, lo, hi);
     const r = k0 / k;
-    setView({ x: px - (px - v.x) * r, y: py - (py - v.y) * r, w: v.w * r, h: v.h * r });
+    const nv = { x: px - (px - v.x) * r, y: py - (py - v.y) * r, w: v.w * r, h: v.h * r };
+    if (gesture) previewView(nv);
+    else setView(nv);
   }
 
   /** Centres the view on user point (x, y), keeping the zoom unless `minScale` asks for more. */
@@ -1210,7 +1248,7 @@
       for (const ne of buckets[b]) ctx.fillRect(ne.x * k - grow, ne.y * k - grow, bw + 2 * grow, bh + 2 * grow);
     }
     ctx.globalAlpha = 1;
-    const m = viewMap();
+    const m = viewMapOf(shownView());
     const vx = -m.ox / m.s;
     const vy = -m.oy / m.s;
     ctx.strokeStyle = COL.focus;
@@ -2177,12 +2215,11 @@
   // Pan and zoom (§8.16): only the SVG viewBox changes. The zoom reaches nodes at 4× their size
   // however large the graph (issue 9 lifted the 4×-of-fit cap).
   // ---------------------------------------------------------------------------------------------
+  /** Client (page) coordinates → user units of the view being shown. */
   function clientToSvg(cx, cy) {
-    const svg = $('graph-svg');
-    const m = svg.getScreenCTM();
-    if (!m) return { x: S.view.x + S.view.w / 2, y: S.view.y + S.view.h / 2 };
-    const p = new DOMPoint(cx, cy).matrixTransform(m.inverse());
-    return { x: p.x, y: p.y };
+    const r = $('graph').getBoundingClientRect();
+    const m = viewMapOf(shownView());
+    return { x: (cx - r.left - m.ox) / m.s, y: (cy - r.top - m.oy) / m.s };
   }
 
   function wirePanZoom() {
@@ -2195,15 +2232,15 @@
         const p = clientToSvg(e.clientX, e.clientY);
         const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
         const factor = Math.exp(-e.deltaY * unit * (e.ctrlKey ? 0.01 : 0.0015));
-        zoomAt(p.x, p.y, factor);
+        zoomAt(p.x, p.y, factor, true);
       },
       { passive: false },
     );
     let drag = null;
     svg.addEventListener('pointerdown', (e) => {
       if (e.button !== 0 || !S.view) return;
-      const m = viewMap();
-      drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, S.view), scale: m.s, panning: false };
+      const m = viewMapOf(shownView());
+      drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, shownView()), scale: m.s, panning: false };
     });
     svg.addEventListener('pointermove', (e) => {
       if (!drag || e.pointerId !== drag.id) return;
@@ -2220,13 +2257,14 @@
         }
       }
       const sc = drag.scale || 1;
-      setView({ x: drag.v.x - dx / sc, y: drag.v.y - dy / sc, w: drag.v.w, h: drag.v.h });
+      previewView({ x: drag.v.x - dx / sc, y: drag.v.y - dy / sc, w: drag.v.w, h: drag.v.h });
     });
     const end = (e) => {
       if (!drag || e.pointerId !== drag.id) return;
       if (drag.panning) {
         S.suppressClick = true;
         setTimeout(() => (S.suppressClick = false), 0);
+        commitView();
       }
       svg.classList.remove('panning');
       drag = null;

@@ -17,7 +17,8 @@
 //   - jump: real clicks at pseudo-random points of the slider (`#seek`), measured the same way;
 //   - play 8×: frames advanced in --play-ms against the nominal 1000/75 per second, and the
 //     longest gap between rendered frames meanwhile;
-//   - lanes through boxes: drawn lanes that pass through a node box other than their own ends.
+//   - lanes through boxes: drawn lanes that pass through a node box other than their own ends;
+//   - pan and zoom: frame gaps during a real drag and ten wheel notches.
 // Goals: ≤ 50 ms per step/jump at 400 nodes, ≤ 150 ms at 2,000; 8× playback keeps up (ratio ≈ 1).
 // The viewer embeds the assets at build time: rebuild the binary after changing assets/.
 
@@ -242,6 +243,44 @@ async function benchOne(nodes) {
       const expected = play.elapsed / 75;
       const gt = stats(play.gaps);
       console.log(`  play 8× (${(play.elapsed / 1000).toFixed(1)} s): ${play.advanced} steps of ${expected.toFixed(0)} nominal  RATIO = ${(play.advanced / expected).toFixed(2)}x (goal ≈ 1) · frame gap p95 ${ms(gt.p95)} · max ${ms(gt.max)}`);
+    }
+    // Pan and zoom: a real drag across the graph, then 10 wheel notches; frame gaps meanwhile.
+    await page.keyboard.press('0');
+    await page.waitForTimeout(300);
+    const from = await page.evaluate(() => {
+      const gr = document.getElementById('graph').getBoundingClientRect();
+      for (let y = gr.top + 60; y < gr.bottom - 40; y += 17) {
+        for (let x = gr.left + 30; x < gr.right - 30; x += 19) {
+          const el = document.elementFromPoint(x, y);
+          if (el && el.classList && el.classList.contains('bg')) return { x, y };
+        }
+      }
+      return null;
+    });
+    if (from) {
+      await page.evaluate(() => {
+        window.__gaps = [];
+        window.__run = true;
+        let last = 0;
+        const tick = (t) => {
+          if (last) window.__gaps.push(t - last);
+          last = t;
+          if (window.__run) requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
+      await page.mouse.move(from.x, from.y);
+      await page.mouse.down();
+      for (let i = 1; i <= 30; i++) await page.mouse.move(from.x + i * 8, from.y + i * 3);
+      await page.mouse.up();
+      for (let i = 0; i < 10; i++) await page.mouse.wheel(0, -120);
+      await page.waitForTimeout(400);
+      const gaps = await page.evaluate(() => {
+        window.__run = false;
+        return window.__gaps;
+      });
+      const g = stats(gaps);
+      console.log(`  pan + wheel zoom: ${g.n} frames · frame gap median ${ms(g.median)} · p95 ${ms(g.p95)} · max ${ms(g.max)}`);
     }
     if (errors.length) console.log(`  page errors: ${errors.slice(0, 3).join(' | ')}`);
   } finally {
