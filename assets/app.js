@@ -812,7 +812,6 @@
   function renderGraph() {
     const L = (S.layout = S.nbhd ? computeLayout(S.snap, S.nbhd.set) : S.full);
     const bgSvg = $('graph-svg');
-    const stack = $('graph-layers');
     for (const old of S.svgs.slice(1)) old.remove();
     bgSvg.textContent = '';
     bgSvg.appendChild(sv('rect', { class: 'bg', x: -100000, y: -100000, width: 200000, height: 200000, fill: 'transparent' }));
@@ -873,7 +872,7 @@
     for (const c of laneChunks) {
       if (!c.used) continue;
       c.g.appendChild(sv('path', { class: 'arrows', d: c.arrows }));
-      stack.appendChild(c.el);
+      $('lanes-layer').appendChild(c.el);
       S.svgs.push(c.el);
     }
 
@@ -927,7 +926,7 @@
     }
     for (const c of nodeChunks) {
       if (!c.used) continue;
-      stack.appendChild(c.el);
+      $('nodes-layer').appendChild(c.el);
       S.svgs.push(c.el);
     }
     S.fit = { x: 0, y: 0, w: L.width, h: L.height };
