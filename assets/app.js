@@ -1204,7 +1204,7 @@
         if (n >= 200) break;
         const cx = m.ox + ln.ax * m.s;
         const cy = m.oy + ln.ay * m.s;
-        if (!inView(cx, cy)) continue;
+        if (!inView(cx, cy) || Array.from(ln.facet).length * 6 + 10 > ln.room * m.s) continue; // must fit its run
         put(ln.facet, 'olabel lane' + (lit.has(ln.key) ? ' lit' : ''), [[cx, cy]], 6, 14);
       }
     }
