@@ -1,11 +1,19 @@
-// reactor-devtools — the replay viewer's single-page app (VIEWER.md §8).
+// reactor-devtools — the replay viewer's single-page app (VIEWER.md §8, with issue 9's additions:
+// fast stepping, navigation at scale, and what users noticed).
 //
 // Vanilla JavaScript and SVG, no build step, no external request, no eval, no inline script (the page
 // runs under the CSP of VIEWER.md §6.7). Every datum comes from the snapshot of VIEWER.md §4, fetched
 // from GET /api/state — or, in an exported page (§8.18), read from an inlined
 // <script type="application/json" id="snapshot"> element. The inspector (§8.13) adds
-// GET /api/receipt/<index> and GET /api/node/<id>?version=<v>; live follow (§8.15) adds /events.
-// File contents and every other server-provided string are inserted as text, never as HTML.
+// GET /api/receipt/<index> and GET /api/node/<id>?version=<v>; live follow (§8.15) adds /events; the
+// ledger name comes from GET /api/ledger (project). All of these go through `DS`, and frames are read
+// only through `frameAt(i)` / `S.F` — the two seams where paged frames (`/api/frames?from=&count=`)
+// plug in. File contents and every other server-provided string are inserted as text, never as HTML.
+//
+// Rendering at scale: a head change touches only the nodes and lanes whose scrub state changed
+// (the previous head's sets are diffed against the new ones); glows are drawn with halo rects and
+// glow paths, never CSS filters; labels switch between in-box text and a screen-space overlay by
+// zoom (level of detail); lanes are routed through the gaps between boxes.
 (function () {
   'use strict';
 
@@ -24,12 +32,32 @@
   const SPEEDS = [0.5, 1, 2, 4, 8];
   const CAUSES = ['input', 'self', 'external'];
   const RECENT = 12; // cost-meter and sparkline window, frames
-  const HUE = { input: '#caa96b', external: '#d8be8c', self: '#b39ddb' };
-  const RED = '#e0635a';
-  const GREY = '#9aa1ac';
-  const VIOLET = '#b39ddb';
   const HEX_PREVIEW = 4096;
   const TEXT_CAP = 262144;
+  // Level of detail, in screen pixels per SVG unit: below LOD_NEAR the in-box names (14.5–18 units)
+  // would be under 8 px, so they are hidden and the overlay draws readable labels instead; below
+  // LOD_KIND the 12-unit kind line is hidden.
+  const LOD_NEAR = 0.55;
+  const LOD_KIND = 0.8;
+  const LANE_LABEL_MIN = 0.6; // facet names on lanes from this zoom on
+  const MAX_SCALE = 4; // deepest zoom: nodes at 4× their natural size (and never less than 4× fit)
+  const MIN_FIT = 0.2; // widest zoom, relative to fit
+  const MINIMAP_MIN_NODES = 50;
+  const NBHD_MAX_K = 6;
+  const FULL_APPLY = 256; // a head move longer than this recomputes every node instead of diffing
+
+  // Theme colours for animations and the minimap, read from the CSS variables (light or dark).
+  const COL = {};
+  function readTheme() {
+    const cs = getComputedStyle(document.documentElement);
+    for (const k of ['page', 'panel', 'line', 'text', 'dim', 'gold', 'soft-gold', 'violet', 'red', 'grey', 'green', 'focus', 'node-stroke', 'floor-stroke', 'flash-text', 'self-tint', 'flare-fill', 'bead']) {
+      COL[k] = cs.getPropertyValue('--' + k).trim();
+    }
+  }
+
+  function hueOf(src) {
+    return src === 'self' ? COL.violet : src === 'external' ? COL['soft-gold'] : COL.gold;
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Small helpers
@@ -61,17 +89,33 @@
     return typeof v === 'number' && Number.isFinite(v) ? v : 0;
   }
 
-  /** Number format of §8.7: ≥ 10 000 → `27k`; 1 000–9 999 → `1.5k` / `2k`; else plain. */
+  /**
+   * Number format of §8.7 extended with millions: ≥ 10 000 → thousands + `k` (27180 → `27k`);
+   * 1 000–9 999 → one decimal + `k`, a trailing `.0` dropped (1500 → `1.5k`); from 999 500 on →
+   * millions + `M` (one decimal below 10 M: 1 234 567 → `1.2M`, 27 000 000 → `27M`); else plain.
+   */
   function fmt(n) {
     n = num(n);
     const a = Math.abs(n);
-    if (a >= 10000) return Math.round(n / 1000) + 'k';
-    if (a >= 1000) {
-      let t = (n / 1000).toFixed(1);
+    const dec = (x, unit) => {
+      let t = x.toFixed(1);
       if (t.endsWith('.0')) t = t.slice(0, -2);
-      return t + 'k';
-    }
+      return t + unit;
+    };
+    if (a >= 999500) return Math.abs(n / 1e6) >= 9.95 ? Math.round(n / 1e6) + 'M' : dec(n / 1e6, 'M');
+    if (a >= 10000) return Math.round(n / 1000) + 'k';
+    if (a >= 1000) return dec(n / 1000, 'k');
     return String(n);
+  }
+
+  /** A count: exact below 10 000, else as `fmt` (100000 → `100k`, 2500000 → `2.5M`). */
+  function fmtCount(n) {
+    return Math.abs(num(n)) >= 10000 ? fmt(n) : String(num(n));
+  }
+
+  /** Rounds a coordinate for path data (0.1 unit). */
+  function r1(v) {
+    return Math.round(v * 10) / 10;
   }
 
   function edgeKey(e) {
@@ -156,6 +200,7 @@
     return f && typeof f === 'object' && typeof f.index === 'number' && typeof f.node === 'string' && typeof f.status === 'string';
   }
 
+
   // ---------------------------------------------------------------------------------------------
   // Global state
   // ---------------------------------------------------------------------------------------------
@@ -166,17 +211,32 @@
     head: -1,
     playing: false,
     playTimer: 0,
+    playT0: 0, // performance.now() at which the current playback clock started
+    playN: 0, // steps the playback clock has paid since playT0
     following: false,
     followTimer: 0,
     speed: 1,
     dragging: false,
-    layout: null,
-    nodeEls: new Map(), // id → {g, halo, box, name, x, y, base, cls, anims}
-    edgeEls: new Map(), // key → [{g, path, base, cls}]
+    full: null, // layout of the whole graph (search index, neighbourhoods)
+    adj: null, // undirected adjacency over lanes (neighbourhoods)
+    layout: null, // layout currently drawn (the whole graph or a neighbourhood)
+    nodeEls: new Map(), // id → {g, halo, box, name, x, y, base, cls, anims, st, floor, lit, hit}
+    edgeEls: new Map(), // key → [{g, path, base, cls, glow}]
+    lanes: [], // drawn lanes: {key, facet, implied, ax, ay, room} (label anchors)
+    applied: null, // scrub state last applied: {head, headNode, litEdges, litNodes, wokeOnce}
     pre: null,
     invalid: new Set(),
     reduced: false,
     view: null,
+    fit: null,
+    svgs: [], // the graph's SVG layers, #graph-svg first (they share one viewBox)
+    size: { w: 1, h: 1 }, // graph area, CSS px (kept by a ResizeObserver: no layout reads per step)
+    scale: 1, // screen px per SVG unit of the current view
+    lod: '',
+    picked: null, // node found by search (ringed until another is picked)
+    nbhd: null, // neighbourhood mode: {id, k, set}
+    minimap: false,
+    chromeQueued: false,
     capText: null,
     spikes: new Map(), // frame index → expiry (performance.now())
     es: null,
@@ -188,6 +248,11 @@
     relayout: false,
     suppressClick: false,
   };
+
+  /** Frame `i` of the ledger (0 ≤ i < S.F): the single read path for frames. */
+  function frameAt(i) {
+    return S.snap.frames[i];
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Data source: the server API, or the data inlined in an exported page (§8.18)
@@ -210,6 +275,32 @@
       const r = await fetch('/api/state', { cache: 'no-store' });
       if (!r.ok) throw Object.assign(new Error('state ' + r.status), { stateStatus: r.status });
       return r.json();
+    },
+    /**
+     * Which ledger the page shows → `{stateDir, path, example, synthetic}` (GET /api/ledger; an
+     * exported page may inline it as `snapshot-ledger`). Falls back to the snapshot's own
+     * `stateDir` and `synthetic` when the route is missing, so a failure here never blocks the page.
+     */
+    async ledger(snap) {
+      const sd = typeof snap.stateDir === 'string' ? snap.stateDir : '';
+      const base = { stateDir: sd, path: null, example: sd.startsWith('example:') ? sd.slice(8) : null, synthetic: snap.synthetic === true };
+      let got = null;
+      try {
+        got = inlineJSON('snapshot-ledger');
+        if (got === undefined && !S.exported) {
+          const r = await fetch('/api/ledger', { cache: 'no-store' });
+          got = r.ok ? await r.json() : null;
+        }
+      } catch (_) {
+        got = null;
+      }
+      if (got && typeof got === 'object') {
+        if (typeof got.stateDir === 'string') base.stateDir = got.stateDir;
+        if (typeof got.path === 'string') base.path = got.path;
+        if (typeof got.example === 'string') base.example = got.example;
+        if (typeof got.synthetic === 'boolean') base.synthetic = got.synthetic;
+      }
+      return base;
     },
     /** → `{index, receipt, verify}` (VIEWER.md §6.5); throws Error with a readable message. */
     async receipt(i) {
@@ -425,10 +516,12 @@
     return carry ? carry.text : '';
   }
 
+
   // ---------------------------------------------------------------------------------------------
-  // Layered DAG layout (§8.2)
+  // Layered DAG layout (§8.2), optionally restricted to a node subset (neighbourhood mode)
   // ---------------------------------------------------------------------------------------------
-  function computeLayout(snap) {
+  function computeLayout(snap, subset) {
+    const inSet = (id) => !subset || subset.has(id);
     const info = new Map(); // id → {id, kind: topo|phantom|ingress|offtopo, entry}
     const order = [];
     const add = (id, kind) => {
@@ -439,9 +532,10 @@
     };
     const entries = new Set(Array.isArray(snap.entryPoints) ? snap.entryPoints : []);
     for (const n of snap.nodes) {
-      if (add(n.id, 'topo')) info.get(n.id).entry = !!n.isEntryPoint || entries.has(n.id);
+      if (inSet(n.id) && add(n.id, 'topo')) info.get(n.id).entry = !!n.isEntryPoint || entries.has(n.id);
     }
-    for (const e of snap.edges) {
+    const edges = subset ? snap.edges.filter((e) => subset.has(e.producer) && subset.has(e.subscriber)) : snap.edges;
+    for (const e of edges) {
       add(e.producer, 'phantom');
       add(e.subscriber, 'phantom');
     }
@@ -451,7 +545,7 @@
       const id = f.node;
       if (seen.has(id)) continue;
       seen.add(id);
-      if (info.has(id)) continue;
+      if (info.has(id) || !inSet(id)) continue;
       const m = /^(.*)::ingress$/.exec(id);
       if (m && info.has(m[1])) {
         add(id, 'ingress');
@@ -460,7 +554,7 @@
     }
     const producers = new Map();
     for (const id of order) producers.set(id, []);
-    for (const e of snap.edges) producers.get(e.subscriber).push(e.producer);
+    for (const e of edges) producers.get(e.subscriber).push(e.producer);
     for (const e of implied) producers.get(e.subscriber).push(e.producer);
 
     const layer = new Map();
@@ -517,32 +611,178 @@
     let tallest = 0;
     for (const col of cols) tallest = Math.max(tallest, H(col.length));
     const pos = new Map();
+    const colTop = [];
+    const colBot = [];
     cols.forEach((col, l) => {
       const colH = H(col.length);
+      const top = PAD_Y + (tallest - colH) / 2;
+      colTop.push(top);
+      colBot.push(top + colH);
       col.forEach((id, r) => {
-        pos.set(id, { x: PAD_X + l * COL_STEP, y: PAD_Y + (tallest - colH) / 2 + r * ROW_STEP });
+        pos.set(id, { x: PAD_X + l * COL_STEP, y: top + r * ROW_STEP });
       });
     });
     const width = Math.max(600, 80 + (Math.max(L, 1) - 1) * COL_STEP + NODE_W);
     const height = Math.max(320, 88 + tallest);
-    return { info, order, pos, layer, implied, width, height };
+    return { info, order, pos, layer, rowOf, cols, colTop, colBot, edges, implied, width, height };
   }
 
-  function edgePathD(a, b) {
-    const x1 = a.x + NODE_W;
-    const y1 = a.y + NODE_H / 2;
-    const x2 = b.x;
-    const y2 = b.y + NODE_H / 2;
-    const hl = Math.max(40, Math.abs(x2 - x1) / 2);
-    return 'M' + x1 + ',' + y1 + ' C' + (x1 + hl) + ',' + y1 + ' ' + (x2 - hl) + ',' + y2 + ' ' + x2 + ',' + y2;
+  // ---------------------------------------------------------------------------------------------
+  // Lane routing (issue 9): lanes never pass through a box.
+  //
+  // Boxes of one layer share a column [x, x + 158]; between columns lies a 40-unit gap with no box.
+  // A lane from layer a to layer b > a + 1 crosses each intermediate column horizontally — inside
+  // the 44-unit gap between two rows nearest to the straight line (lanes sharing a gap are spread
+  // across it), or at the straight line itself where that passes above or below the column — and
+  // changes height only inside the inter-column gaps, with horizontal-tangent Béziers (which stay
+  // between their end x). Ports: one out-port per (producer, facet) on the right side, one in-port
+  // per lane on the left side, ordered to limit crossings. A lane to the same or an earlier layer
+  // (a cycle) runs down a gap, along a channel below every column, and up the gap before its
+  // subscriber. Each lane also gets a label anchor (for its facet name) and the room there.
+  // ---------------------------------------------------------------------------------------------
+  function routeLanes(L, list) {
+    const colX = (l) => PAD_X + l * COL_STEP;
+    const midY = (id) => L.pos.get(id).y + NODE_H / 2;
+    const gaps = new Map();
+    const routes = [];
+    let backs = 0;
+    for (const it of list) {
+      const e = it.e;
+      if (!L.pos.has(e.producer) || !L.pos.has(e.subscriber)) continue;
+      const lp = L.layer.get(e.producer);
+      const ls = L.layer.get(e.subscriber);
+      const r = { it, mids: [], back: ls <= lp, backIdx: 0, y1: midY(e.producer), y2: midY(e.subscriber), py1: 0, py2: 0 };
+      if (r.back) r.backIdx = backs++;
+      else {
+        for (let k = lp + 1; k < ls; k++) {
+          const t = r.y1 + ((r.y2 - r.y1) * (k - lp)) / (ls - lp);
+          const top = L.colTop[k];
+          const bot = L.colBot[k];
+          if (!L.cols[k].length || t < top - 16 || t > bot + 16) {
+            r.mids.push({ k, y: t, t });
+            continue;
+          }
+          const gi = clamp(Math.round((t - (top - 22)) / ROW_STEP), 0, L.cols[k].length);
+          const m = { k, y: top - 22 + gi * ROW_STEP, t };
+          r.mids.push(m);
+          const gk = k + ':' + gi;
+          let g = gaps.get(gk);
+          if (!g) gaps.set(gk, (g = []));
+          g.push(m);
+        }
+      }
+      routes.push(r);
+    }
+    for (const ms of gaps.values()) {
+      if (ms.length < 2) continue;
+      ms.sort((p, q) => p.t - q.t);
+      const step = Math.min(5, 30 / (ms.length - 1));
+      ms.forEach((m, i) => (m.y += (i - (ms.length - 1) / 2) * step));
+    }
+    const portY = (y0, i, n) => {
+      if (n <= 1) return y0 + NODE_H / 2;
+      const spread = Math.min(36, 8 * (n - 1));
+      return y0 + NODE_H / 2 - spread / 2 + (spread * i) / (n - 1);
+    };
+    const outs = new Map(); // producer → Map(facet → {sum, n, routes})
+    for (const r of routes) {
+      const e = r.it.e;
+      let byFacet = outs.get(e.producer);
+      if (!byFacet) outs.set(e.producer, (byFacet = new Map()));
+      let g = byFacet.get(e.facet);
+      if (!g) byFacet.set(e.facet, (g = { sum: 0, n: 0, routes: [] }));
+      g.sum += r.back ? Infinity : r.mids.length ? r.mids[0].y : r.y2;
+      g.n++;
+      g.routes.push(r);
+    }
+    for (const [p, byFacet] of outs) {
+      const groups = Array.from(byFacet.entries());
+      groups.sort((a, b) => a[1].sum / a[1].n - b[1].sum / b[1].n || cmpStr(a[0], b[0]));
+      const y0 = L.pos.get(p).y;
+      groups.forEach(([, g], i) => {
+        for (const r of g.routes) r.py1 = portY(y0, i, groups.length);
+      });
+    }
+    const ins = new Map();
+    for (const r of routes) {
+      const s = r.it.e.subscriber;
+      let rs = ins.get(s);
+      if (!rs) ins.set(s, (rs = []));
+      rs.push(r);
+    }
+    const approach = (r) => (r.back ? Infinity : r.mids.length ? r.mids[r.mids.length - 1].y : r.py1);
+    for (const [s, rs] of ins) {
+      rs.sort((a, b) => approach(a) - approach(b));
+      const y0 = L.pos.get(s).y;
+      rs.forEach((r, i) => (r.py2 = portY(y0, i, rs.length)));
+    }
+    const curve = (xa, ya, xb, yb) => {
+      const dx = xb - xa;
+      const hl = Math.min(dx, Math.max(40, dx / 2));
+      return ' C' + r1(xa + hl) + ',' + r1(ya) + ' ' + r1(xb - hl) + ',' + r1(yb) + ' ' + r1(xb) + ',' + r1(yb);
+    };
+    const out = new Map();
+    const channel = L.height - 24;
+    for (const r of routes) {
+      const e = r.it.e;
+      const xs = L.pos.get(e.producer).x + NODE_W;
+      const xe = L.pos.get(e.subscriber).x;
+      const ys = r.py1;
+      const ye = r.py2;
+      let d;
+      let anchor;
+      if (r.back) {
+        const yc = channel - (r.backIdx % 6) * 4;
+        d = roundedPath([[xs, ys], [xs + 20, ys], [xs + 20, yc], [xe - 20, yc], [xe - 20, ye], [xe, ye]]);
+        anchor = { ax: (xs + xe) / 2, ay: yc, room: Math.max(40, Math.abs(xs - xe) - 40) };
+      } else {
+        d = 'M' + r1(xs) + ',' + r1(ys);
+        let x = xs;
+        let y = ys;
+        for (const m of r.mids) {
+          const cx = colX(m.k);
+          d += curve(x, y, cx, m.y) + ' L' + r1(cx + NODE_W) + ',' + r1(m.y);
+          x = cx + NODE_W;
+          y = m.y;
+        }
+        d += curve(x, y, xe, ye);
+        if (r.mids.length) {
+          const m = r.mids[(r.mids.length - 1) >> 1];
+          anchor = { ax: colX(m.k) + NODE_W / 2, ay: m.y, room: NODE_W };
+        } else anchor = { ax: (xs + xe) / 2, ay: (ys + ye) / 2, room: xe - xs };
+      }
+      out.set(r.it, Object.assign({ d, ye }, anchor));
+    }
+    return out;
+  }
+
+  /** Path data of a polyline with rounded corners (radius 8, less on short legs). */
+  function roundedPath(pts) {
+    let d = 'M' + r1(pts[0][0]) + ',' + r1(pts[0][1]);
+    for (let i = 1; i < pts.length - 1; i++) {
+      const [x0, y0] = pts[i - 1];
+      const [x1, y1] = pts[i];
+      const [x2, y2] = pts[i + 1];
+      const l1 = Math.hypot(x1 - x0, y1 - y0);
+      const l2 = Math.hypot(x2 - x1, y2 - y1);
+      const rr = Math.min(8, l1 / 2, l2 / 2);
+      if (rr < 0.5) {
+        d += ' L' + r1(x1) + ',' + r1(y1);
+        continue;
+      }
+      const ax = x1 + ((x0 - x1) * rr) / l1;
+      const ay = y1 + ((y0 - y1) * rr) / l1;
+      const bx = x1 + ((x2 - x1) * rr) / l2;
+      const by = y1 + ((y2 - y1) * rr) / l2;
+      d += ' L' + r1(ax) + ',' + r1(ay) + ' Q' + r1(x1) + ',' + r1(y1) + ' ' + r1(bx) + ',' + r1(by);
+    }
+    const last = pts[pts.length - 1];
+    return d + ' L' + r1(last[0]) + ',' + r1(last[1]);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Graph rendering
   // ---------------------------------------------------------------------------------------------
-  let gEdges = null;
-  let gNodes = null;
-  let gFx = null;
 
   function fitText(t, text, size) {
     const est = Array.from(text).length * size * 0.58;
@@ -552,49 +792,94 @@
     }
   }
 
-  function renderGraph() {
+  /** (Re)computes the whole-graph layout and the lane adjacency (search, neighbourhoods). */
+  function layoutAll() {
     const snap = S.snap;
-    const L = (S.layout = computeLayout(snap));
-    const svg = $('graph-svg');
-    svg.textContent = '';
+    S.full = computeLayout(snap, null);
+    const adj = new Map();
+    const link = (a, b) => {
+      if (!adj.has(a)) adj.set(a, new Set());
+      if (!adj.has(b)) adj.set(b, new Set());
+      adj.get(a).add(b);
+      adj.get(b).add(a);
+    };
+    for (const e of S.full.edges) link(e.producer, e.subscriber);
+    for (const e of S.full.implied) link(e.producer, e.subscriber);
+    S.adj = adj;
+    if (S.nbhd) S.nbhd.set = neighbourhood(S.nbhd.id, S.nbhd.k);
+  }
+
+  function renderGraph() {
+    const L = (S.layout = S.nbhd ? computeLayout(S.snap, S.nbhd.set) : S.full);
+    const bgSvg = $('graph-svg');
+    for (const old of S.svgs.slice(1)) old.remove();
+    bgSvg.textContent = '';
+    bgSvg.appendChild(sv('rect', { class: 'bg', x: -100000, y: -100000, width: 200000, height: 200000, fill: 'transparent' }));
+    S.svgs = [bgSvg];
     S.nodeEls = new Map();
     S.edgeEls = new Map();
-    const defs = sv('defs');
-    const marker = sv('marker', { id: 'arrow', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 8, markerHeight: 8, orient: 'auto', markerUnits: 'userSpaceOnUse' });
-    marker.appendChild(sv('path', { d: 'M0,0 L8,4 L0,8 z', fill: '#3a465e' }));
-    defs.appendChild(marker);
-    svg.appendChild(defs);
-    svg.appendChild(sv('rect', { class: 'bg', x: -100000, y: -100000, width: 200000, height: 200000, fill: 'transparent' }));
-    gEdges = sv('g', { class: 'edges' });
-    gNodes = sv('g', { class: 'nodes' });
-    gFx = sv('g', { class: 'fx' });
-    svg.appendChild(gEdges);
-    svg.appendChild(gNodes);
-    svg.appendChild(gFx);
+    S.lanes = [];
+    S.applied = null;
+    // Chunks of consecutive layers, each its own <svg> (at most 24 of each kind): a chunk whose
+    // content did not change is not repainted.
+    const per = Math.max(1, Math.ceil(L.cols.length / 24));
+    const chunkSvgs = (cls) => {
+      const out = [];
+      for (let c = 0; c * per < Math.max(1, L.cols.length); c++) {
+        const el = sv('svg', { class: cls, preserveAspectRatio: 'xMidYMid meet', 'aria-hidden': cls === 'lanes' ? 'true' : 'false' });
+        const g = sv('g', { class: cls === 'lanes' ? 'edges' : 'nodes' });
+        el.appendChild(g);
+        out.push({ el, g, arrows: '', used: false });
+      }
+      return out;
+    };
+    const laneChunks = chunkSvgs('lanes');
+    const nodeChunks = chunkSvgs('nodes');
 
-    const addEdge = (e, implied) => {
-      const a = L.pos.get(e.producer);
-      const b = L.pos.get(e.subscriber);
-      if (!a || !b) return;
+    const list = [];
+    for (const e of L.edges) list.push({ e, implied: false });
+    for (const e of L.implied) list.push({ e, implied: true });
+    const routes = routeLanes(L, list);
+    // Arrowheads (8 × 8, pointing right at each lane's end): one path per chunk for all of them —
+    // per-lane markers would each be a separately transformed paint chunk.
+    for (const it of list) {
+      const r = routes.get(it);
+      if (!r) continue;
+      const e = it.e;
       const key = edgeKey(e);
       const atomic = e.facet === '@atomic';
-      const base = 'edge ' + facetClass(e.facet) + (atomic ? ' atomic' : ' named') + (implied ? ' implied' : '');
+      const base = 'edge ' + facetClass(e.facet) + (atomic ? ' atomic' : ' named') + (it.implied ? ' implied' : '');
       const g = sv('g', { class: base });
-      if (implied) g.setAttribute('data-implied-edge', key);
-      else g.setAttribute('data-edge', key);
-      const path = sv('path', { class: 'lane', d: edgePathD(a, b), 'marker-end': 'url(#arrow)' });
+      g.setAttribute(it.implied ? 'data-implied-edge' : 'data-edge', key);
+      const title = sv('title');
+      title.textContent = e.producer + ' → ' + e.subscriber + ' · ' + e.facet + (it.implied ? ' (implied ingress)' : '');
+      g.appendChild(title);
+      const path = sv('path', { class: 'lane', d: r.d });
+      const end = L.pos.get(e.subscriber);
+      const chunk = laneChunks[Math.floor(L.layer.get(e.producer) / per)];
+      chunk.arrows += 'M' + end.x + ',' + r1(r.ye) + ' l-8,-4 v8 z';
+      chunk.used = true;
       g.appendChild(path);
-      gEdges.appendChild(g);
-      if (!implied) {
-        let list = S.edgeEls.get(key);
-        if (!list) S.edgeEls.set(key, (list = []));
-        list.push({ g, path, base, cls: base });
+      chunk.g.appendChild(g);
+      S.lanes.push({ key, facet: e.facet, implied: it.implied, ax: r.ax, ay: r.ay, room: r.room });
+      if (!it.implied) {
+        let els = S.edgeEls.get(key);
+        if (!els) S.edgeEls.set(key, (els = []));
+        els.push({ g, path, base, cls: base, glow: null });
       }
-    };
-    for (const e of snap.edges) addEdge(e, false);
-    for (const e of L.implied) addEdge(e, true);
+    }
 
-    for (const id of L.order) {
+    for (const c of laneChunks) {
+      if (!c.used) continue;
+      c.g.appendChild(sv('path', { class: 'arrows', d: c.arrows }));
+      $('lanes-layer').appendChild(c.el);
+      S.svgs.push(c.el);
+    }
+
+    // Nodes in reading order (layer by layer, top to bottom) so that Tab walks the graph. Shapes use
+    // absolute coordinates (no per-node transform: each would be a paint chunk of its own).
+    const ordered = L.order.slice().sort((a, b) => L.layer.get(a) - L.layer.get(b) || L.rowOf.get(a) - L.rowOf.get(b));
+    for (const id of ordered) {
       const p = L.pos.get(id);
       const inf = L.info.get(id);
       const label = labelOf(id);
@@ -603,52 +888,404 @@
       if (inf.kind === 'phantom' || inf.kind === 'ingress') base += ' phantom';
       if (inf.kind === 'offtopo') base += ' offtopo';
       if (label) base += ' labelled';
-      const g = sv('g', { class: base + ' state-untouched', 'data-node': id, transform: 'translate(' + p.x + ',' + p.y + ')' });
+      const note = inf.kind === 'offtopo' ? ' (off-topology)' : inf.kind === 'topo' ? '' : ' (producer only)';
+      const g = sv('g', { class: base + ' state-untouched', 'data-node': id, tabindex: 0, role: 'button' });
+      g.setAttribute('aria-label', (label ? label + ' — ' + id : id) + note + (inf.entry ? ' · entry point' : ''));
       const title = sv('title');
-      title.textContent = id + (inf.kind === 'offtopo' ? ' (off-topology)' : inf.kind === 'topo' ? '' : ' (producer only)');
+      title.textContent = id + note;
       g.appendChild(title);
-      const halo = sv('rect', { class: 'halo', x: -3, y: -3, width: NODE_W + 6, height: NODE_H + 6, rx: 12 });
-      const ring = sv('rect', { class: 'ring', x: -7, y: -7, width: NODE_W + 14, height: NODE_H + 14, rx: 13 });
-      const box = sv('rect', { class: 'box', width: NODE_W, height: NODE_H, rx: 8 });
+      const halo = sv('rect', { class: 'halo', x: p.x - 3, y: p.y - 3, width: NODE_W + 6, height: NODE_H + 6, rx: 12 });
+      const ring = sv('rect', { class: 'ring', x: p.x - 7, y: p.y - 7, width: NODE_W + 14, height: NODE_H + 14, rx: 13 });
+      const box = sv('rect', { class: 'box', x: p.x, y: p.y, width: NODE_W, height: NODE_H, rx: 8 });
       g.appendChild(halo);
       g.appendChild(ring);
       g.appendChild(box);
       let nameEl;
       if (label) {
-        nameEl = sv('text', { class: 'name', x: NODE_W / 2, y: NODE_H / 2 + 5, 'text-anchor': 'middle' });
+        nameEl = sv('text', { class: 'name', x: p.x + NODE_W / 2, y: p.y + NODE_H / 2 + 5, 'text-anchor': 'middle' });
         nameEl.textContent = label;
         fitText(nameEl, label, 14.5);
       } else {
         const dot = id.indexOf('.');
         const short = shortName(id);
         if (dot > 0) {
-          const kind = sv('text', { class: 'kind', x: 15, y: 21 });
+          const kind = sv('text', { class: 'kind', x: p.x + 15, y: p.y + 21 });
           kind.textContent = id.slice(0, dot);
           fitText(kind, id.slice(0, dot), 12);
           g.appendChild(kind);
         }
-        nameEl = sv('text', { class: 'name', x: 15, y: dot > 0 ? 46 : 39 });
+        nameEl = sv('text', { class: 'name', x: p.x + 15, y: p.y + (dot > 0 ? 46 : 39) });
         nameEl.textContent = short;
         fitText(nameEl, short, 18);
       }
       g.appendChild(nameEl);
-      gNodes.appendChild(g);
-      S.nodeEls.set(id, { g, halo, box, name: nameEl, x: p.x, y: p.y, base, cls: '', anims: [] });
+      const chunk = nodeChunks[Math.floor(L.layer.get(id) / per)];
+      chunk.g.appendChild(g);
+      chunk.used = true;
+      S.nodeEls.set(id, { g, halo, box, name: nameEl, x: p.x, y: p.y, base, cls: '', anims: [], st: 'untouched', floor: false, lit: false, hit: false });
+    }
+    for (const c of nodeChunks) {
+      if (!c.used) continue;
+      $('nodes-layer').appendChild(c.el);
+      S.svgs.push(c.el);
     }
     S.fit = { x: 0, y: 0, w: L.width, h: L.height };
+    S.minimap = S.nodeEls.size > MINIMAP_MIN_NODES;
+    $('minimap').classList.toggle('hidden', !S.minimap);
     setView(Object.assign({}, S.fit));
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Scrub state (§8.4) — idempotent, reapplied on every head change
+  // View: viewBox ↔ screen mapping, level of detail, revealing and centring nodes
   // ---------------------------------------------------------------------------------------------
-  function applyHead() {
-    const snap = S.snap;
-    const pre = S.pre;
-    const frames = snap.frames;
-    const hd = S.head;
-    const f = hd >= 0 ? frames[hd] : null;
+  /** The mapping of the current viewBox onto the graph area (xMidYMid meet): screen = o + s × user. */
+  function viewMap() {
+    return viewMapOf(S.view);
+  }
 
+  function viewMapOf(v) {
+    const w = S.size.w;
+    const hh = S.size.h;
+    const s = Math.min(w / v.w, hh / v.h);
+    return { s, ox: (w - v.w * s) / 2 - v.x * s, oy: (hh - v.h * s) / 2 - v.y * s, w, h: hh };
+  }
+
+  function measure() {
+    const g = $('graph');
+    S.size = { w: Math.max(1, g.clientWidth), h: Math.max(1, g.clientHeight) };
+  }
+
+  // During a drag or a wheel gesture the graph (with its effects canvas and labels) is only moved
+  // by a CSS transform on #graph-view — composited, no layout, no repaint — and the viewBox is set
+  // once the gesture pauses (160 ms) or ends. Re-laying out thousands of shapes on every wheel tick
+  // would make zooming a large graph stutter.
+  const GV = { preview: null, timer: 0 };
+
+  /** The view being shown: the gesture's target while one is in progress. */
+  function shownView() {
+    return GV.preview || S.view;
+  }
+
+  function previewView(v) {
+    GV.preview = v;
+    const c = viewMapOf(S.view);
+    const t = viewMapOf(v);
+    const k = t.s / c.s;
+    $('graph-view').style.transform = 'translate(' + (t.ox - k * c.ox) + 'px,' + (t.oy - k * c.oy) + 'px) scale(' + k + ')';
+    clearTimeout(GV.timer);
+    GV.timer = setTimeout(commitView, 160);
+    scheduleChrome(); // the minimap follows at once
+  }
+
+  function commitView() {
+    clearTimeout(GV.timer);
+    if (GV.preview) setView(GV.preview);
+  }
+
+  function setView(v) {
+    if (GV.preview) {
+      GV.preview = null;
+      clearTimeout(GV.timer);
+      $('graph-view').style.transform = '';
+    }
+    S.view = v;
+    const vb = v.x + ' ' + v.y + ' ' + v.w + ' ' + v.h;
+    for (const el of S.svgs) el.setAttribute('viewBox', vb);
+    updateLod();
+    scheduleChrome();
+  }
+
+  function updateLod() {
+    if (!S.view) return;
+    const s = viewMap().s;
+    S.scale = s;
+    const lod = s < LOD_NEAR ? 'lod-far' : s < LOD_KIND ? 'lod-mid' : 'lod-near';
+    if (lod === S.lod) return;
+    const stack = $('graph-layers');
+    if (S.lod) stack.classList.remove(S.lod);
+    stack.classList.add(lod);
+    S.lod = lod;
+  }
+
+  function fitView() {
+    if (S.fit) setView(Object.assign({}, S.fit));
+  }
+
+  /** Zoom limits relative to fit: 0.2× … max(4×, nodes at 4× their size). */
+  function zoomRange() {
+    const fitS = Math.min(S.size.w / S.fit.w, S.size.h / S.fit.h);
+    return [MIN_FIT, Math.max(4, MAX_SCALE / fitS)];
+  }
+
+  /** Zooms by `factor` about user point (px, py); `gesture` previews instead of committing. */
+  function zoomAt(px, py, factor, gesture) {
+    const v = shownView();
+    const k0 = S.fit.w / v.w;
+    const [lo, hi] = zoomRange();
+    const k = clamp(k0 * factor, lo, hi);
+    const r = k0 / k;
+    const nv = { x: px - (px - v.x) * r, y: py - (py - v.y) * r, w: v.w * r, h: v.h * r };
+    if (gesture) previewView(nv);
+    else setView(nv);
+  }
+
+  /** Centres the view on user point (x, y), keeping the zoom unless `minScale` asks for more. */
+  function centreAt(x, y, minScale) {
+    const m = viewMap();
+    const s = minScale && m.s < minScale ? Math.min(minScale, MAX_SCALE) : m.s;
+    const w = S.size.w / s;
+    const hh = S.size.h / s;
+    setView({ x: x - w / 2, y: y - hh / 2, w, h: hh });
+  }
+
+  function centreOn(id, minScale) {
+    const ne = S.nodeEls.get(id);
+    if (ne && S.view) centreAt(ne.x + NODE_W / 2, ne.y + NODE_H / 2, minScale);
+  }
+
+  /** The part of the graph area not covered by the inspector, in graph-area px. */
+  function visibleRegion() {
+    const r = { x0: 0, y0: 0, x1: S.size.w, y1: S.size.h };
+    if (INS.open) {
+      const ins = $('inspector');
+      const g = $('graph');
+      const left = ins.offsetLeft - g.offsetLeft;
+      const top = ins.offsetTop - g.offsetTop;
+      if (left > 0 && left < r.x1) r.x1 = left; // a side panel (wide windows)
+      else if (top > 0 && top < r.y1) r.y1 = top; // a bottom sheet (narrow windows)
+    }
+    return r;
+  }
+
+  /** Pans (never zooms) so that node `id` lies inside the visible region with a margin. */
+  function revealNode(id) {
+    const ne = S.nodeEls.get(id);
+    if (!ne || !S.view) return;
+    const m = viewMap();
+    const R = visibleRegion();
+    const margin = 20;
+    const shift = (a0, a1, r0, r1) => {
+      if (a1 - a0 > r1 - r0 - 2 * margin) return (r0 + r1) / 2 - (a0 + a1) / 2;
+      if (a0 < r0 + margin) return r0 + margin - a0;
+      if (a1 > r1 - margin) return r1 - margin - a1;
+      return 0;
+    };
+    const dx = shift(m.ox + (ne.x - 8) * m.s, m.ox + (ne.x + NODE_W + 8) * m.s, R.x0, R.x1);
+    const dy = shift(m.oy + (ne.y - 8) * m.s, m.oy + (ne.y + NODE_H + 8) * m.s, R.y0, R.y1);
+    if (dx || dy) setView({ x: S.view.x - dx / m.s, y: S.view.y - dy / m.s, w: S.view.w, h: S.view.h });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Screen-space labels (level of detail) and the minimap, redrawn once per animation frame
+  // ---------------------------------------------------------------------------------------------
+  function scheduleChrome() {
+    if (S.chromeQueued) return;
+    S.chromeQueued = true;
+    requestAnimationFrame(() => {
+      S.chromeQueued = false;
+      tlApplyScroll();
+      drawOverlay();
+      drawMinimap();
+    });
+  }
+
+  const OV = { pool: [], used: 0 };
+
+  /** An occupancy grid of 8-px cells over the graph area (greedy label placement). */
+  function occupancy(w, hh) {
+    const C = 8;
+    const cols = Math.ceil(w / C) + 1;
+    const rows = Math.ceil(hh / C) + 1;
+    const cells = new Uint8Array(cols * rows);
+    const span = (x, y, bw, bh, fn) => {
+      const c0 = Math.max(0, Math.floor(x / C));
+      const c1 = Math.min(cols - 1, Math.floor((x + bw) / C));
+      const q0 = Math.max(0, Math.floor(y / C));
+      const q1 = Math.min(rows - 1, Math.floor((y + bh) / C));
+      for (let q = q0; q <= q1; q++) for (let c = c0; c <= c1; c++) if (fn(q * cols + c)) return true;
+      return false;
+    };
+    return {
+      free: (x, y, bw, bh) => !span(x, y, bw, bh, (i) => cells[i] === 1),
+      mark: (x, y, bw, bh) => span(x, y, bw, bh, (i) => ((cells[i] = 1), false)),
+    };
+  }
+
+  function clip(text, max) {
+    const a = Array.from(text);
+    return a.length > max ? a.slice(0, max - 1).join('') + '…' : text;
+  }
+
+  /** Node ids in label priority: picked, head, neighbourhood centre, inspected, lit, entries, rest. */
+  function labelOrder() {
+    const out = [];
+    const seen = new Set();
+    const push = (id) => {
+      if (id && !seen.has(id) && S.nodeEls.has(id)) {
+        seen.add(id);
+        out.push(id);
+      }
+    };
+    push(S.picked);
+    const a = S.applied;
+    push(a && a.headNode);
+    if (S.nbhd) push(S.nbhd.id);
+    if (INS.open) push(INS.node);
+    if (a) {
+      for (const id of a.wokeOnce) push(id);
+      for (const id of a.litNodes) push(id);
+    }
+    for (const [id, ne] of S.nodeEls) if (ne.base.includes(' entry')) push(id);
+    for (const id of S.nodeEls.keys()) push(id);
+    return out;
+  }
+
+  function drawOverlay() {
+    if (!S.view || !S.layout) return;
+    const m = viewMap();
+    const grid = occupancy(m.w, m.h);
+    let n = 0;
+    // Places a label centred on the first free spot among `spots` ([cx, cy] pairs).
+    const put = (text, cls, spots, charW, bh) => {
+      const bw = Array.from(text).length * charW + 10;
+      let x = 0;
+      let y = 0;
+      let ok = false;
+      for (const [cx, cy] of spots) {
+        x = Math.round(cx - bw / 2);
+        y = Math.round(cy - bh / 2);
+        if (x < 2 || y < 2 || x + bw > m.w - 2 || y + bh > m.h - 2) continue;
+        if (grid.free(x, y, bw, bh)) {
+          ok = true;
+          break;
+        }
+      }
+      if (!ok) return;
+      grid.mark(x - 6, y - 3, bw + 12, bh + 6);
+      let el = OV.pool[n];
+      if (!el) {
+        el = h('div', 'olabel');
+        $('labels').appendChild(el);
+        OV.pool.push(el);
+      }
+      n++;
+      if (el.textContent !== text) el.textContent = text;
+      if (el.className !== cls) el.className = cls;
+      el.style.transform = 'translate(' + x + 'px,' + y + 'px)';
+      if (el.style.display) el.style.display = '';
+    };
+    const inView = (x, y) => x > -40 && y > -20 && x < m.w + 40 && y < m.h + 20;
+    if (S.scale < LOD_NEAR) {
+      // Far: in-box names are hidden; label the most relevant nodes at a readable size, no overlaps.
+      const headNode = S.applied ? S.applied.headNode : null;
+      for (const id of labelOrder()) {
+        if (n >= 120) break;
+        const ne = S.nodeEls.get(id);
+        const cx = m.ox + (ne.x + NODE_W / 2) * m.s;
+        const cy = m.oy + (ne.y + NODE_H / 2) * m.s;
+        if (!inView(cx, cy)) continue;
+        let cls = 'olabel st-' + ne.st;
+        if (id === headNode) cls += ' head';
+        if (id === S.picked) cls += ' picked';
+        const dy = (NODE_H / 2) * m.s + 9;
+        put(clip(nameOf(id), 28), cls, [[cx, cy], [cx, cy - dy], [cx, cy + dy]], 6.6, 16);
+      }
+    } else if (S.scale >= LANE_LABEL_MIN) {
+      // Near: names are in the boxes; put facet names on lanes where they fit between the boxes.
+      for (const ne of S.nodeEls.values()) {
+        const x = m.ox + ne.x * m.s;
+        const y = m.oy + ne.y * m.s;
+        if (x < m.w && y < m.h && x + NODE_W * m.s > 0 && y + NODE_H * m.s > 0) grid.mark(x - 4, y - 4, NODE_W * m.s + 8, NODE_H * m.s + 8);
+      }
+      const lit = S.applied ? S.applied.litEdges : new Set();
+      const lanes = S.lanes.filter((ln) => !ln.implied && ln.facet !== '@atomic');
+      lanes.sort((a, b) => (lit.has(b.key) ? 1 : 0) - (lit.has(a.key) ? 1 : 0));
+      for (const ln of lanes) {
+        if (n >= 200) break;
+        const cx = m.ox + ln.ax * m.s;
+        const cy = m.oy + ln.ay * m.s;
+        if (!inView(cx, cy) || Array.from(ln.facet).length * 6 + 10 > ln.room * m.s) continue; // must fit its run
+        put(ln.facet, 'olabel lane' + (lit.has(ln.key) ? ' lit' : ''), [[cx, cy]], 6, 14);
+      }
+    }
+    for (let i = n; i < OV.used; i++) OV.pool[i].style.display = 'none';
+    OV.used = n;
+  }
+
+  const MM = { k: 1, dpr: 1 };
+
+  function drawMinimap() {
+    if (!S.minimap || !S.layout || !S.view) return;
+    const c = $('minimap');
+    const L = S.layout;
+    const k = Math.min(180 / L.width, 130 / L.height);
+    const W = Math.max(48, Math.round(L.width * k));
+    const H = Math.max(36, Math.round(L.height * k));
+    const dpr = window.devicePixelRatio || 1;
+    if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) {
+      c.width = Math.round(W * dpr);
+      c.height = Math.round(H * dpr);
+      c.style.width = W + 'px';
+      c.style.height = H + 'px';
+    }
+    MM.k = k;
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    const buckets = { idle: [], skipped: [], rendered: [], lit: [], failed: [], head: [] };
+    for (const ne of S.nodeEls.values()) {
+      const b = ne.hit ? 'head' : ne.st === 'failed' ? 'failed' : ne.lit ? 'lit' : ne.floor ? 'rendered' : ne.st === 'skipped' ? 'skipped' : 'idle';
+      buckets[b].push(ne);
+    }
+    const colour = { idle: COL['node-stroke'], skipped: COL.grey, rendered: COL['floor-stroke'], lit: COL['soft-gold'], failed: COL.red, head: COL.gold };
+    const bw = Math.max(1.5, NODE_W * k);
+    const bh = Math.max(1.5, NODE_H * k);
+    for (const b of Object.keys(buckets)) {
+      ctx.fillStyle = colour[b];
+      ctx.globalAlpha = b === 'idle' ? 0.55 : 1;
+      const grow = b === 'head' ? 2 : 0;
+      for (const ne of buckets[b]) ctx.fillRect(ne.x * k - grow, ne.y * k - grow, bw + 2 * grow, bh + 2 * grow);
+    }
+    ctx.globalAlpha = 1;
+    const m = viewMapOf(shownView());
+    const vx = -m.ox / m.s;
+    const vy = -m.oy / m.s;
+    ctx.strokeStyle = COL.focus;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(vx * k, vy * k, (m.w / m.s) * k, (m.h / m.s) * k);
+  }
+
+  function wireMinimap() {
+    const c = $('minimap');
+    let down = false;
+    const go = (e) => {
+      const r = c.getBoundingClientRect();
+      centreAt((e.clientX - r.left) / MM.k, (e.clientY - r.top) / MM.k);
+    };
+    c.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0) return;
+      down = true;
+      try {
+        c.setPointerCapture(e.pointerId);
+      } catch (_) {
+        /* pointer already gone */
+      }
+      go(e);
+    });
+    c.addEventListener('pointermove', (e) => {
+      if (down) go(e);
+    });
+    const up = () => (down = false);
+    c.addEventListener('pointerup', up);
+    c.addEventListener('pointercancel', up);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Scrub state (§8.4) — idempotent, reapplied on every head change; only what changed is touched
+  // ---------------------------------------------------------------------------------------------
+  /** Lit lanes and nodes at head `hd` (the drain's lists are in frame order: stop at the head). */
+  function litAt(hd) {
+    const pre = S.pre;
     const litEdges = new Set();
     const litNodes = new Set();
     const d = hd >= 0 ? pre.drainOf[hd] : -1;
@@ -663,39 +1300,99 @@
         litNodes.add(n);
       }
     }
+    return { d, litEdges, litNodes };
+  }
+
+  function applyNode(id, ne, c) {
+    const pre = S.pre;
+    const list = pre.nodeFrames.get(id);
+    const j = list ? lastLE(list, c.hd) : -1;
+    let st = 'untouched';
+    let floor = false;
+    if (j >= 0) {
+      st = frameAt(j).status;
+      const fr = pre.firstRendered.get(id);
+      floor = fr !== undefined && fr <= c.hd;
+    }
+    let cls = ne.base + ' state-' + st;
+    if (floor) cls += ' floor';
+    const lit = c.litNodes.has(id);
+    if (lit) cls += ' lit';
+    const hit = !!c.f && c.f.node === id;
+    if (hit) cls += ' hit' + headClass(c.f, c.hd);
+    if (c.wokeOnce.has(id)) cls += ' woke-once';
+    if (S.picked === id) cls += ' picked';
+    ne.st = st;
+    ne.floor = floor;
+    ne.lit = lit;
+    ne.hit = hit;
+    if (cls !== ne.cls) {
+      ne.g.setAttribute('class', cls);
+      ne.cls = cls;
+    }
+  }
+
+  function setEdgeLit(el, on) {
+    const cls = on ? el.base + ' lit' : el.base;
+    if (cls === el.cls) return;
+    el.g.setAttribute('class', cls);
+    el.cls = cls;
+    if (on) {
+      if (!el.glow) el.glow = sv('path', { class: 'glow', d: el.path.getAttribute('d') });
+      el.g.insertBefore(el.glow, el.path);
+    } else if (el.glow) el.glow.remove();
+  }
+
+  /** Re-applies the scrub state of a few nodes (after `picked` changed). */
+  function refreshNodes(ids) {
+    const a = S.applied;
+    if (!a) return;
+    const c = { hd: a.head, f: a.head >= 0 ? frameAt(a.head) : null, litNodes: a.litNodes, wokeOnce: a.wokeOnce };
+    for (const id of ids) {
+      const ne = id ? S.nodeEls.get(id) : null;
+      if (ne) applyNode(id, ne, c);
+    }
+  }
+
+  function applyHead() {
+    const hd = S.head;
+    const f = hd >= 0 ? frameAt(hd) : null;
+    const { d, litEdges, litNodes } = litAt(hd);
     const wokeOnce = new Set();
     if (f && f.status === 'rendered' && f.wokenSubscribers.length >= 2) for (const s of f.wokenSubscribers) wokeOnce.add(s);
+    const c = { hd, f, litNodes, wokeOnce };
+    const prev = S.applied;
+    if (!prev || Math.abs(hd - prev.head) > FULL_APPLY) {
+      for (const [id, ne] of S.nodeEls) applyNode(id, ne, c);
+      for (const [key, els] of S.edgeEls) {
+        const on = litEdges.has(key);
+        for (const el of els) setEdgeLit(el, on);
+      }
+    } else {
+      // Nodes whose class can differ between the two heads: those named by the frames in between,
+      // both heads' nodes, and the nodes entering or leaving the woke-once and lit sets.
+      const cand = new Set();
+      const lo = Math.min(prev.head, hd);
+      const hi = Math.max(prev.head, hd);
+      for (let i = Math.max(0, lo + 1); i <= hi; i++) cand.add(frameAt(i).node);
+      if (prev.headNode !== null) cand.add(prev.headNode);
+      if (f) cand.add(f.node);
+      for (const x of prev.wokeOnce) cand.add(x);
+      for (const x of wokeOnce) cand.add(x);
+      for (const x of prev.litNodes) if (!litNodes.has(x)) cand.add(x);
+      for (const x of litNodes) if (!prev.litNodes.has(x)) cand.add(x);
+      for (const id of cand) {
+        const ne = S.nodeEls.get(id);
+        if (ne) applyNode(id, ne, c);
+      }
+      for (const k of prev.litEdges) if (!litEdges.has(k)) for (const el of S.edgeEls.get(k) || []) setEdgeLit(el, false);
+      for (const k of litEdges) if (!prev.litEdges.has(k)) for (const el of S.edgeEls.get(k) || []) setEdgeLit(el, true);
+    }
+    S.applied = { head: hd, headNode: f ? f.node : null, litEdges, litNodes, wokeOnce };
 
-    for (const [id, ne] of S.nodeEls) {
-      const list = pre.nodeFrames.get(id);
-      let cls = ne.base;
-      const j = list ? lastLE(list, hd) : -1;
-      if (j < 0) cls += ' state-untouched';
-      else {
-        cls += ' state-' + frames[j].status;
-        const fr = pre.firstRendered.get(id);
-        if (fr !== undefined && fr <= hd) cls += ' floor';
-      }
-      if (litNodes.has(id)) cls += ' lit';
-      if (f && f.node === id) cls += ' hit' + headClass(f, hd);
-      if (wokeOnce.has(id)) cls += ' woke-once';
-      if (cls !== ne.cls) {
-        ne.g.setAttribute('class', cls);
-        ne.cls = cls;
-      }
-    }
-    for (const [key, list] of S.edgeEls) {
-      const on = litEdges.has(key);
-      for (const el of list) {
-        const cls = on ? el.base + ' lit' : el.base;
-        if (cls !== el.cls) {
-          el.g.setAttribute('class', cls);
-          el.cls = cls;
-        }
-      }
-    }
     const focus = !!f && d >= 0 && litEdges.size >= 2 && hd > coldEnd() && num(f.cost.fresh) < 5000;
-    $('receipts').classList.toggle('focus', focus);
+    const rc = $('receipts');
+    if (rc.classList.contains('focus') !== focus) rc.classList.toggle('focus', focus);
 
     const seek = $('seek');
     if (String(hd) !== seek.value) seek.value = String(hd);
@@ -705,13 +1402,14 @@
     renderCaption();
     tlEnsureVisible(hd);
     tlRender();
+    scheduleChrome();
   }
 
   function headClass(f, i) {
     const self = f.wakeSource === 'self';
     if (f.status === 'rendered') {
       const prev = S.pre.prevSame[i];
-      if (prev >= 0 && S.snap.frames[prev].status === 'failed') return ' hit-recovered';
+      if (prev >= 0 && frameAt(prev).status === 'failed') return ' hit-recovered';
       if (self || f.movedFacets.length === 0) return ' hit-self';
       return ' hit-gold';
     }
@@ -725,11 +1423,12 @@
     let t;
     if (hd < 0) t = 'ready · frame —/' + F;
     else {
-      const f = S.snap.frames[hd];
+      const f = frameAt(hd);
       const moved = f.movedFacets.length ? f.movedFacets.join(', ') : '—';
       t = 'frame ' + hd + '/' + (F - 1) + ' · ' + nameOf(f.node) + ' · ' + f.status + ' · ' + f.cost.surpriseCause + ' · moved [' + moved + ']';
     }
-    $('readout').textContent = t;
+    const el = $('readout');
+    if (el.textContent !== t) el.textContent = t;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -793,10 +1492,9 @@
     }
     let start = Math.max(0, hd - (RECENT - 1));
     if (start + n > F) start = F - n;
-    const frames = S.snap.frames;
     let mx = 1800;
     for (let k = 0; k < n; k++) {
-      const c = frames[start + k].cost;
+      const c = frameAt(start + k).cost;
       mx = Math.max(mx, num(c.fresh), num(c.reused));
     }
     const slot = 280 / n;
@@ -807,7 +1505,7 @@
     let peak = 0;
     for (let k = 0; k < n; k++) {
       const i = start + k;
-      const f = frames[i];
+      const f = frameAt(i);
       const fr = num(f.cost.fresh);
       const ru = num(f.cost.reused);
       const after = i > hd ? ' after' : '';
@@ -848,29 +1546,62 @@
     el.classList.remove('show');
     if (text) {
       el.textContent = text;
-      void el.offsetWidth; // restart the fade/slide-in transition
-      el.classList.add('show');
+      // restart the fade/slide-in transition on the next frame (no forced layout mid-update)
+      requestAnimationFrame(() => {
+        if (S.capText === text) el.classList.add('show');
+      });
     }
   }
 
+
   // ---------------------------------------------------------------------------------------------
-  // Timeline (§8.6) — virtualized: only visible rows exist in the DOM
+  // Timeline (§8.6) — virtualized: only visible rows exist in the DOM. Its height and scroll offset
+  // are cached (resize and scroll events) so a head change never forces a layout.
   // ---------------------------------------------------------------------------------------------
-  const TL = { pool: [], queued: false };
+  const TL = { pool: [], queued: false, vh: 0, top: 0, pending: null, selfScroll: null };
 
   function tlSetup() {
     $('timeline-spacer').style.height = S.F * ROW_H + 'px';
-    $('timeline-title').textContent = 'receipts · ' + S.F;
+    const t = $('timeline-title');
+    t.textContent = 'receipts · ' + fmtCount(S.F);
+    t.title = S.F + ' receipts';
   }
 
-  function tlEnsureVisible(i) {
-    if (i < 0) return;
+  function tlMeasure() {
     const tl = $('timeline');
+    TL.vh = tl.clientHeight;
+    TL.top = tl.scrollTop;
+  }
+
+  /** Scrolls row i into view (`nearest`). The rows are drawn for the new offset at once; the
+   * element's scrollTop is set in the next animation frame (setting it here would force a layout in
+   * the middle of a step). */
+  function tlEnsureVisible(i) {
+    if (i < 0 || TL.vh <= 0) return;
     const top = i * ROW_H;
-    const vh = tl.clientHeight;
-    if (vh <= 0) return;
-    if (top < tl.scrollTop) tl.scrollTop = top;
-    else if (top + ROW_H > tl.scrollTop + vh) tl.scrollTop = top + ROW_H - vh;
+    let st = TL.top;
+    if (top < st) st = top;
+    else if (top + ROW_H > st + TL.vh) st = top + ROW_H - TL.vh;
+    if (st !== TL.top) {
+      TL.top = st;
+      TL.pending = st;
+      scheduleChrome();
+    }
+  }
+
+  function tlApplyScroll() {
+    if (TL.pending === null) return;
+    TL.selfScroll = TL.pending;
+    $('timeline').scrollTop = TL.pending;
+    TL.pending = null;
+  }
+
+  function tlOnScroll() {
+    if (TL.selfScroll !== null) {
+      TL.selfScroll = null; // our own scroll: TL.top is already right
+      return;
+    }
+    tlQueue();
   }
 
   function tlMakeRow() {
@@ -881,31 +1612,34 @@
     row.appendChild(h('span', 'nm'));
     row.appendChild(h('span', 'tag'));
     $('timeline-spacer').appendChild(row);
+    row._i = -1;
     return row;
   }
 
   function tlRender() {
-    const tl = $('timeline');
     const F = S.F;
     const hd = S.head;
-    const vh = tl.clientHeight || 400;
-    const first = Math.max(0, Math.floor(tl.scrollTop / ROW_H) - 6);
-    const last = Math.min(F - 1, Math.ceil((tl.scrollTop + vh) / ROW_H) + 6);
+    const vh = TL.vh || 400;
+    const first = Math.max(0, Math.floor(TL.top / ROW_H) - 6);
+    const last = Math.min(F - 1, Math.ceil((TL.top + vh) / ROW_H) + 6);
     const need = Math.max(0, last - first + 1);
     while (TL.pool.length < need) TL.pool.push(tlMakeRow());
-    const frames = S.snap.frames;
     for (let k = 0; k < TL.pool.length; k++) {
       const row = TL.pool[k];
       if (k >= need) {
         if (row.style.display !== 'none') row.style.display = 'none';
+        row._i = -1;
         continue;
       }
       const i = first + k;
-      const f = frames[i];
-      row.style.display = '';
+      const f = frameAt(i);
+      if (row.style.display) row.style.display = '';
+      const cls = 'trow st-' + f.status + (i === hd ? ' current' : i > hd ? ' after' : '');
+      if (row.className !== cls) row.className = cls;
+      if (row._i === i) continue;
+      row._i = i;
       row.style.top = i * ROW_H + 'px';
       row.setAttribute('data-frame', String(i));
-      row.className = 'trow st-' + f.status + (i === hd ? ' current' : i > hd ? ' after' : '');
       const c = row.children;
       c[0].textContent = String(i);
       c[1].textContent = S.invalid.has(i) ? '✗' : '';
@@ -920,18 +1654,31 @@
     }
   }
 
+  /** Rows must be rewritten (new frames, a new chain verdict). */
+  function tlInvalidate() {
+    for (const row of TL.pool) row._i = -1;
+  }
+
   function tlQueue() {
     if (TL.queued) return;
     TL.queued = true;
     requestAnimationFrame(() => {
       TL.queued = false;
+      tlMeasure();
       tlRender();
     });
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Transient animations (§8.5) — forward step or play tick only
+  // Transient animations (§8.5) — forward step or play tick only.
+  //
+  // Everything that moves or changes size (halo blooms, stroke flares, rings, lane flashes, the dash
+  // and the bead) is drawn on a canvas over the graph, in the graph's coordinates; the SVG itself
+  // only gets paint-only animations (colours, fills, opacity), so an animation frame never lays out
+  // the graph.
   // ---------------------------------------------------------------------------------------------
+  const FX = { list: [], loop: 0, dpr: 1 };
+
   function pulseMs() {
     if (S.reduced) return 1;
     let d = Math.max(180, Math.round(700 / Math.sqrt(S.speed)));
@@ -955,6 +1702,7 @@
     let lanes = true;
     if (ne) {
       for (const a of ne.anims.splice(0)) a.cancel();
+      FX.list = FX.list.filter((x) => x.ne !== ne);
       if (f.status === 'rendered') {
         if (f.movedFacets.length && !self) flash(ne, f.wakeSource, d);
         else {
@@ -984,95 +1732,203 @@
     if (f.status === 'rendered' && fr >= Math.max(4 * median, 2000)) meterPulse();
   }
 
+  /** Queues a canvas effect: `draw(ctx, t)` with t in 0…1, after `delay` ms, for `d` ms. */
+  function fx(ne, d, delay, draw) {
+    if (S.reduced) return;
+    FX.list.push({ ne, t0: performance.now() + (delay || 0), d: Math.max(1, d), draw });
+    if (!FX.loop) FX.loop = requestAnimationFrame(fxFrame);
+  }
+
+  function easeOut(t) {
+    return 1 - (1 - t) * (1 - t);
+  }
+
+  function roundRect(ctx, x, y, w, hh, r) {
+    ctx.beginPath();
+    ctx.moveTo(x + r, y);
+    ctx.arcTo(x + w, y, x + w, y + hh, r);
+    ctx.arcTo(x + w, y + hh, x, y + hh, r);
+    ctx.arcTo(x, y + hh, x, y, r);
+    ctx.arcTo(x, y, x + w, y, r);
+    ctx.closePath();
+  }
+
+  /** A node outline (inset `pad` around the box, corner radius r) scaled by k about the box centre. */
+  function outline(ctx, ne, pad, r, k, colour, alpha, width, dash) {
+    const cx = ne.x + NODE_W / 2;
+    const cy = ne.y + NODE_H / 2;
+    const w = (NODE_W + 2 * pad) * k;
+    const hh = (NODE_H + 2 * pad) * k;
+    ctx.globalAlpha = clamp(alpha, 0, 1);
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = width;
+    ctx.setLineDash(dash || []);
+    roundRect(ctx, cx - w / 2, cy - hh / 2, w, hh, r * k);
+    ctx.stroke();
+  }
+
+  function fxFrame(now) {
+    FX.loop = 0;
+    const c = $('fx');
+    const dpr = window.devicePixelRatio || 1;
+    const W = Math.round(S.size.w * dpr);
+    const H = Math.round(S.size.h * dpr);
+    if (c.width !== W || c.height !== H) {
+      c.width = W;
+      c.height = H;
+    }
+    const ctx = c.getContext('2d');
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    if (!FX.list.length || !S.view) return;
+    const m = viewMap();
+    ctx.setTransform(dpr * m.s, 0, 0, dpr * m.s, dpr * m.ox, dpr * m.oy);
+    const keep = [];
+    for (const e of FX.list) {
+      const t = (now - e.t0) / e.d;
+      if (t >= 1) continue;
+      keep.push(e);
+      if (t < 0) continue;
+      ctx.save();
+      e.draw(ctx, t);
+      ctx.restore();
+    }
+    FX.list = keep;
+    if (keep.length) FX.loop = requestAnimationFrame(fxFrame);
+  }
+
+  function halo(ne, colour, d, a0, k1, w0, w1) {
+    fx(ne, d, 0, (ctx, t) => {
+      const e = easeOut(t);
+      outline(ctx, ne, 3, 12, 1 + (k1 - 1) * e, colour, a0 * (1 - e), w0 + (w1 - w0) * e);
+    });
+  }
+
   function flash(ne, src, d) {
-    const hue = HUE[src] || HUE.input;
-    track(ne, ne.halo.animate([{ opacity: 0.95, transform: 'scale(1)', stroke: hue }, { opacity: 0, transform: 'scale(1.14)', stroke: hue }], { duration: d, easing: 'ease-out' }));
-    track(ne, ne.box.animate([{ offset: 0, stroke: hue, strokeWidth: '4px', filter: 'drop-shadow(0 0 8px ' + hue + ')' }], { duration: Math.round(d * 1.4), easing: 'ease-out' }));
-    track(ne, ne.name.animate([{ offset: 0, fill: '#fffaf0', opacity: 1 }], { duration: d, easing: 'ease-out' }));
+    const hue = hueOf(src);
+    halo(ne, hue, d, 0.95, 1.14, 7, 3);
+    fx(ne, Math.round(d * 1.4), 0, (ctx, t) => outline(ctx, ne, 0, 8, 1, hue, 1 - easeOut(t), 4));
+    track(ne, ne.box.animate([{ offset: 0, stroke: hue }], { duration: Math.round(d * 1.4), easing: 'ease-out' }));
+    track(ne, ne.name.animate([{ offset: 0, fill: COL['flash-text'], fillOpacity: 1 }], { duration: d, easing: 'ease-out' }));
   }
 
   function selfPulse(ne, d) {
-    track(ne, ne.halo.animate([{ opacity: 0.85, transform: 'scale(1)', stroke: VIOLET }, { opacity: 0, transform: 'scale(1.1)', stroke: VIOLET }], { duration: d, easing: 'ease-out' }));
-    track(ne, ne.box.animate([{ offset: 0, fill: '#3b3450', stroke: VIOLET }], { duration: Math.round(d * 1.3), easing: 'ease-out' }));
+    halo(ne, COL.violet, d, 0.85, 1.1, 4, 3);
+    track(ne, ne.box.animate([{ offset: 0, fill: COL['self-tint'], stroke: COL.violet }], { duration: Math.round(d * 1.3), easing: 'ease-out' }));
   }
 
   function ripple(ne, d) {
-    track(ne, ne.halo.animate([{ opacity: 0.18, transform: 'scale(0.99)', stroke: GREY }, { opacity: 0, transform: 'scale(1.05)', stroke: GREY }], { duration: d, easing: 'ease-out' }));
+    fx(ne, d, 0, (ctx, t) => {
+      const e = easeOut(t);
+      outline(ctx, ne, 3, 12, 0.99 + 0.06 * e, COL.grey, 0.18 * (1 - e), 3);
+    });
   }
 
   function flare(ne, d) {
-    track(ne, ne.halo.animate([{ opacity: 0.95, transform: 'scale(1)', stroke: RED }, { opacity: 0, transform: 'scale(1.16)', stroke: RED }], { duration: d, easing: 'ease-out' }));
-    track(ne, ne.box.animate([{ offset: 0, stroke: RED, strokeWidth: '4.5px', fill: '#6a2a24', filter: 'drop-shadow(0 0 12px ' + RED + ')' }], { duration: Math.round(d * 1.5), easing: 'ease-out' }));
+    halo(ne, COL.red, d, 0.95, 1.16, 9, 3);
+    fx(ne, Math.round(d * 1.5), 0, (ctx, t) => outline(ctx, ne, 0, 8, 1, COL.red, 1 - easeOut(t), 4.5));
+    track(ne, ne.box.animate([{ offset: 0, stroke: COL.red, fill: COL['flare-fill'] }], { duration: Math.round(d * 1.5), easing: 'ease-out' }));
   }
 
-  const beads = [];
-  let beadLoop = 0;
+  /** A lane's path as a polyline with cumulative lengths (for the bead), parsed once per lane. */
+  function lanePoly(el) {
+    if (el.poly) return el.poly;
+    const pts = [];
+    let x = 0;
+    let y = 0;
+    const d = el.path.getAttribute('d') || '';
+    for (const [, cmd, args] of d.matchAll(/([MLCQ])([^MLCQ]*)/g)) {
+      const n = (args.match(/-?\d+(?:\.\d+)?(?:e-?\d+)?/g) || []).map(Number);
+      if (cmd === 'M' || cmd === 'L') {
+        x = n[0];
+        y = n[1];
+        pts.push([x, y]);
+      } else if (cmd === 'C' || cmd === 'Q') {
+        const cubic = cmd === 'C';
+        for (let i = 1; i <= 16; i++) {
+          const t = i / 16;
+          const u = 1 - t;
+          let px;
+          let py;
+          if (cubic) {
+            px = u * u * u * x + 3 * u * u * t * n[0] + 3 * u * t * t * n[2] + t * t * t * n[4];
+            py = u * u * u * y + 3 * u * u * t * n[1] + 3 * u * t * t * n[3] + t * t * t * n[5];
+          } else {
+            px = u * u * x + 2 * u * t * n[0] + t * t * n[2];
+            py = u * u * y + 2 * u * t * n[1] + t * t * n[3];
+          }
+          pts.push([px, py]);
+        }
+        x = cubic ? n[4] : n[2];
+        y = cubic ? n[5] : n[3];
+      }
+    }
+    const cum = [0];
+    for (let i = 1; i < pts.length; i++) cum.push(cum[i - 1] + Math.hypot(pts[i][0] - pts[i - 1][0], pts[i][1] - pts[i - 1][1]));
+    el.poly = { pts, cum, len: cum[cum.length - 1] || 0, p2d: typeof Path2D === 'function' ? new Path2D(d) : null };
+    return el.poly;
+  }
+
+  function pointAt(poly, s) {
+    const { pts, cum } = poly;
+    let lo = 0;
+    let hi = cum.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cum[mid] < s) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return pts[0];
+    const seg = cum[lo] - cum[lo - 1] || 1;
+    const k = (s - cum[lo - 1]) / seg;
+    return [pts[lo - 1][0] + (pts[lo][0] - pts[lo - 1][0]) * k, pts[lo - 1][1] + (pts[lo][1] - pts[lo - 1][1]) * k];
+  }
 
   function laneFx(e, d) {
     const list = S.edgeEls.get(edgeKey(e));
     if (!list) return;
-    const path = list[0].path;
-    const dAttr = path.getAttribute('d');
-    const atomic = e.facet === '@atomic';
-    const lane = sv('path', { class: 'fx-lane ' + (atomic ? 'atomic' : 'named'), d: dAttr });
-    gFx.appendChild(lane);
-    const a = lane.animate([{ strokeWidth: 2.6, opacity: 1 }, { strokeWidth: 1.2, opacity: 0.55 }], { duration: d, easing: 'ease-out', fill: 'forwards' });
-    a.onfinish = () => lane.remove();
-    a.oncancel = () => lane.remove();
-    if (S.reduced) return;
-    let len = 0;
-    try {
-      len = path.getTotalLength();
-    } catch (_) {
-      len = 0;
-    }
-    if (!(len > 0)) return;
-    const dash = sv('path', { class: 'fx-dash', d: dAttr, 'stroke-dasharray': '14 ' + Math.ceil(len + 14) });
-    gFx.appendChild(dash);
-    const da = dash.animate([{ strokeDashoffset: 14 }, { strokeDashoffset: -len }], { duration: d, easing: 'linear', fill: 'forwards' });
-    da.onfinish = () => dash.remove();
-    da.oncancel = () => dash.remove();
-    const bead = sv('circle', { class: 'fx-bead', r: 3.2, cx: -999, cy: -999, opacity: 0 });
-    gFx.appendChild(bead);
-    beads.push({ el: bead, path, len, t0: performance.now(), d });
-    if (!beadLoop) beadLoop = requestAnimationFrame(stepBeads);
-  }
-
-  function stepBeads(now) {
-    beadLoop = 0;
-    for (let k = beads.length - 1; k >= 0; k--) {
-      const b = beads[k];
-      const t = (now - b.t0) / b.d;
-      if (t >= 1 || !b.el.isConnected) {
-        b.el.remove();
-        beads.splice(k, 1);
-        continue;
-      }
-      const tt = Math.max(0, t);
-      const p = b.path.getPointAtLength(tt * b.len);
-      b.el.setAttribute('cx', p.x.toFixed(2));
-      b.el.setAttribute('cy', p.y.toFixed(2));
-      const op = tt < 0.1 ? tt / 0.1 : tt > 0.9 ? (1 - tt) / 0.1 : 1;
-      b.el.setAttribute('opacity', op.toFixed(3));
-    }
-    if (beads.length) beadLoop = requestAnimationFrame(stepBeads);
+    const poly = lanePoly(list[0]);
+    if (!poly.p2d || !(poly.len > 0)) return;
+    const colour = e.facet === '@atomic' ? COL.gold : COL['soft-gold'];
+    fx(null, d, 0, (ctx, t) => {
+      const k = easeOut(t);
+      ctx.globalAlpha = 1 - 0.45 * k;
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = 2.6 - 1.4 * k;
+      ctx.stroke(poly.p2d);
+      // the dash chasing along the lane
+      ctx.globalAlpha = 1;
+      ctx.strokeStyle = COL.bead;
+      ctx.lineWidth = 2;
+      ctx.lineCap = 'round';
+      ctx.setLineDash([14, poly.len + 14]);
+      ctx.lineDashOffset = 14 - (poly.len + 14) * t;
+      ctx.stroke(poly.p2d);
+      // the bead, fading in and out over the first and last 10 %
+      const [bx, by] = pointAt(poly, t * poly.len);
+      ctx.setLineDash([]);
+      ctx.globalAlpha = t < 0.1 ? t / 0.1 : t > 0.9 ? (1 - t) / 0.1 : 1;
+      ctx.fillStyle = COL.gold;
+      ctx.globalAlpha *= 0.3;
+      ctx.beginPath();
+      ctx.arc(bx, by, 6, 0, Math.PI * 2);
+      ctx.fill();
+      ctx.globalAlpha /= 0.3;
+      ctx.fillStyle = COL.bead;
+      ctx.beginPath();
+      ctx.arc(bx, by, 3.2, 0, Math.PI * 2);
+      ctx.fill();
+    });
   }
 
   function ringFx(id, delay, d) {
     const ne = S.nodeEls.get(id);
     if (!ne) return;
-    const r = sv('rect', { class: 'fx-ring', x: ne.x - 6, y: ne.y - 6, width: NODE_W + 12, height: NODE_H + 12, rx: 13, opacity: 0 });
-    gFx.appendChild(r);
-    const a = r.animate(
-      [
-        { transform: 'scale(1.22)', opacity: 0 },
-        { opacity: 0.95, offset: 0.3 },
-        { transform: 'scale(0.97)', opacity: 0 },
-      ],
-      { duration: S.reduced ? 1 : Math.max(d, 260), delay: S.reduced ? 0 : delay, easing: 'ease-out', fill: 'both' },
-    );
-    a.onfinish = () => r.remove();
-    a.oncancel = () => r.remove();
+    fx(ne, Math.max(d, 260), delay, (ctx, t) => {
+      const k = 1.22 - 0.25 * easeOut(t);
+      const a = t < 0.3 ? (0.95 * t) / 0.3 : (0.95 * (1 - t)) / 0.7;
+      outline(ctx, ne, 6, 13, k, COL.gold, a, 2);
+    });
   }
 
   let meterTimer = 0;
@@ -1086,9 +1942,11 @@
   }
 
   function cancelAllFx() {
-    for (const ne of S.nodeEls.values()) for (const a of ne.anims.splice(0)) a.cancel();
-    if (gFx) gFx.textContent = '';
-    beads.length = 0;
+    for (const ne of S.nodeEls.values()) if (ne.anims.length) for (const a of ne.anims.splice(0)) a.cancel();
+    if (FX.list.length) {
+      FX.list = [];
+      if (!FX.loop) FX.loop = requestAnimationFrame(fxFrame); // one last frame clears the canvas
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1120,7 +1978,7 @@
     if (S.head >= S.F - 1) jump(-1);
     S.playing = true;
     updatePlayBtn();
-    schedulePlay();
+    restartPlayClock();
   }
 
   function togglePlay() {
@@ -1128,48 +1986,92 @@
     else play();
   }
 
+  // Playback runs on a clock: step n is due at playT0 + n × (600 ms / speed), whatever the
+  // previous step cost, so the pace holds at 8×. A tick that finds itself more than one interval
+  // late folds the owed frames into one step (only the last is animated), at most 4 at a time.
+  function restartPlayClock() {
+    S.playT0 = performance.now();
+    S.playN = 0;
+    schedulePlay();
+  }
+
   function schedulePlay() {
     clearTimeout(S.playTimer);
-    S.playTimer = setTimeout(playTick, STEP_MS / S.speed);
+    const iv = STEP_MS / S.speed;
+    S.playTimer = setTimeout(playTick, Math.max(0, S.playT0 + (S.playN + 1) * iv - performance.now()));
   }
 
   function playTick() {
     if (!S.playing) return;
-    if (S.head < S.F - 1) stepForward();
+    const iv = STEP_MS / S.speed;
+    const owed = Math.floor((performance.now() - S.playT0) / iv) - S.playN;
+    const n = clamp(owed, 1, 4);
+    S.playN += n;
+    if (owed > 4) S.playT0 = performance.now() - S.playN * iv; // far behind: drop the debt, keep the pace
+    if (S.head < S.F - 1) {
+      const skip = Math.min(n - 1, S.F - 2 - S.head);
+      if (skip > 0) S.head += skip;
+      stepForward();
+    }
     if (S.head >= S.F - 1) pause();
     else schedulePlay();
   }
 
   function stepForward() {
     if (S.head >= S.F - 1) return;
+    const was = S.head;
     S.head++;
     applyHead();
-    animateFrame(S.snap.frames[S.head]);
+    animateFrame(frameAt(S.head));
+    inspectorFollows(was);
   }
 
   function stepBack() {
     if (S.head <= -1) return;
+    const was = S.head;
     S.head--;
     cancelAllFx();
     applyHead();
+    inspectorFollows(was);
   }
 
   function jump(i) {
     const n = clamp(Math.trunc(num(i)), -1, S.F - 1);
+    const was = S.head;
     if (n !== S.head) cancelAllFx();
     S.head = n;
     applyHead();
+    inspectorFollows(was);
+  }
+
+  /**
+   * The inspector covers the timeline (it slides over the sidebar), so while it shows the head frame
+   * it follows manual moves of the head (←/→, Home/End, the slider) — not playback or live follow.
+   */
+  function inspectorFollows(was) {
+    if (!INS.open || S.playing || S.following || S.head === was || S.head < 0 || INS.frame !== was) return;
+    openInspector(frameAt(S.head).node, S.head);
   }
 
   function setSpeed(x) {
     S.speed = x;
-    if (S.playing) schedulePlay();
+    if (S.playing) restartPlayClock();
     if (S.following) scheduleFollow();
   }
 
   function zoomBy(factor) {
     if (!S.view) return;
     zoomAt(S.view.x + S.view.w / 2, S.view.y + S.view.h / 2, factor);
+  }
+
+  /** The node a keyboard command means: the focused node, the found one, the inspected one, the head's. */
+  function targetNode() {
+    const a = document.activeElement;
+    const g = a && a.closest ? a.closest('[data-node]') : null;
+    if (g) return g.getAttribute('data-node');
+    if (S.picked) return S.picked;
+    if (INS.open && INS.node) return INS.node;
+    return S.head >= 0 ? frameAt(S.head).node : null;
   }
 
   function onKey(e) {
@@ -1209,14 +2111,42 @@
       case '0':
         fitView();
         break;
+      case '/':
+        $('search').focus();
+        $('search').select();
+        break;
+      case 'Enter': {
+        const g = t && t.closest ? t.closest('[data-node]') : null;
+        if (g) openInspectorForNode(g.getAttribute('data-node'));
+        else handled = false; // buttons and links keep their own Enter
+        break;
+      }
+      case 'f':
+      case 'F': {
+        if (S.nbhd) exitNeighbourhood();
+        else {
+          const id = targetNode();
+          if (id) enterNeighbourhood(id, 1);
+        }
+        break;
+      }
+      case '[':
+        if (S.nbhd) enterNeighbourhood(S.nbhd.id, S.nbhd.k - 1);
+        break;
+      case ']':
+        if (S.nbhd) enterNeighbourhood(S.nbhd.id, S.nbhd.k + 1);
+        break;
       case 'i':
       case 'I':
         if (INS.open) closeInspector();
-        else if (S.head >= 0) openInspector(S.snap.frames[S.head].node, S.head);
+        else if (S.head >= 0) openInspector(frameAt(S.head).node, S.head);
         break;
       case 'Escape':
         if (!$('chain-popover').classList.contains('hidden')) $('chain-popover').classList.add('hidden');
-        else closeInspector();
+        else if ($('legend').classList.contains('open')) toggleLegend(false);
+        else if (INS.open) closeInspector();
+        else if (S.nbhd) exitNeighbourhood();
+        else if (S.picked) setPicked(null);
         break;
       default:
         handled = false;
@@ -1281,35 +2211,18 @@
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Pan and zoom (§8.16): only the SVG viewBox changes
+  // Pan and zoom (§8.16): only the SVG viewBox changes. The zoom reaches nodes at 4× their size
+  // however large the graph (issue 9 lifted the 4×-of-fit cap).
   // ---------------------------------------------------------------------------------------------
-  function setView(v) {
-    S.view = v;
-    $('graph-svg').setAttribute('viewBox', v.x + ' ' + v.y + ' ' + v.w + ' ' + v.h);
-  }
-
-  function fitView() {
-    if (S.fit) setView(Object.assign({}, S.fit));
-  }
-
-  function zoomAt(px, py, factor) {
-    const v = S.view;
-    const k0 = S.fit.w / v.w;
-    const k = clamp(k0 * factor, 0.2, 4);
-    const r = k0 / k;
-    setView({ x: px - (px - v.x) * r, y: py - (py - v.y) * r, w: v.w * r, h: v.h * r });
-  }
-
+  /** Client (page) coordinates → user units of the view being shown. */
   function clientToSvg(cx, cy) {
-    const svg = $('graph-svg');
-    const m = svg.getScreenCTM();
-    if (!m) return { x: S.view.x + S.view.w / 2, y: S.view.y + S.view.h / 2 };
-    const p = new DOMPoint(cx, cy).matrixTransform(m.inverse());
-    return { x: p.x, y: p.y };
+    const r = $('graph').getBoundingClientRect();
+    const m = viewMapOf(shownView());
+    return { x: (cx - r.left - m.ox) / m.s, y: (cy - r.top - m.oy) / m.s };
   }
 
   function wirePanZoom() {
-    const svg = $('graph-svg');
+    const svg = $('graph-layers'); // events from every layer bubble here
     svg.addEventListener(
       'wheel',
       (e) => {
@@ -1318,15 +2231,15 @@
         const p = clientToSvg(e.clientX, e.clientY);
         const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
         const factor = Math.exp(-e.deltaY * unit * (e.ctrlKey ? 0.01 : 0.0015));
-        zoomAt(p.x, p.y, factor);
+        zoomAt(p.x, p.y, factor, true);
       },
       { passive: false },
     );
     let drag = null;
     svg.addEventListener('pointerdown', (e) => {
       if (e.button !== 0 || !S.view) return;
-      const m = svg.getScreenCTM();
-      drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, S.view), scale: m ? m.a : 1, panning: false };
+      const m = viewMapOf(shownView());
+      drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, shownView()), scale: m.s, panning: false };
     });
     svg.addEventListener('pointermove', (e) => {
       if (!drag || e.pointerId !== drag.id) return;
@@ -1343,13 +2256,14 @@
         }
       }
       const sc = drag.scale || 1;
-      setView({ x: drag.v.x - dx / sc, y: drag.v.y - dy / sc, w: drag.v.w, h: drag.v.h });
+      previewView({ x: drag.v.x - dx / sc, y: drag.v.y - dy / sc, w: drag.v.w, h: drag.v.h });
     });
     const end = (e) => {
       if (!drag || e.pointerId !== drag.id) return;
       if (drag.panning) {
         S.suppressClick = true;
         setTimeout(() => (S.suppressClick = false), 0);
+        commitView();
       }
       svg.classList.remove('panning');
       drag = null;
@@ -1365,7 +2279,178 @@
       const g = e.target instanceof Element ? e.target.closest('[data-node]') : null;
       if (g) openInspectorForNode(g.getAttribute('data-node'));
     });
+    // Keyboard focus on a node brings it into view (Tab walks the graph in reading order).
+    svg.addEventListener('focusin', (e) => {
+      const g = e.target instanceof Element ? e.target.closest('[data-node]') : null;
+      if (g && g.matches(':focus-visible')) revealNode(g.getAttribute('data-node'));
+    });
     $('fit-btn').addEventListener('click', fitView);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Search (`/`): find a node by label or id, centre it at a readable zoom and ring it
+  // ---------------------------------------------------------------------------------------------
+  const SR = { items: [], active: 0 };
+
+  function setPicked(id) {
+    const old = S.picked;
+    S.picked = id;
+    refreshNodes([old, id]);
+    scheduleChrome();
+  }
+
+  function searchMatches(q) {
+    q = q.trim().toLowerCase();
+    if (!q || !S.full) return [];
+    const scored = [];
+    for (const id of S.full.order) {
+      const lab = nameOf(id).toLowerCase();
+      const low = id.toLowerCase();
+      let sc = -1;
+      if (lab === q || low === q) sc = 0;
+      else if (lab.startsWith(q) || shortName(low).startsWith(q)) sc = 1;
+      else if (low.startsWith(q)) sc = 2;
+      else if (lab.includes(q)) sc = 3;
+      else if (low.includes(q)) sc = 4;
+      if (sc >= 0) scored.push([sc, id]);
+    }
+    scored.sort((a, b) => a[0] - b[0] || cmpStr(nameOf(a[1]), nameOf(b[1])) || cmpStr(a[1], b[1]));
+    return scored.slice(0, 12).map((x) => x[1]);
+  }
+
+  function renderResults() {
+    const ul = $('search-results');
+    ul.textContent = '';
+    const q = $('search').value.trim();
+    if (!q) {
+      ul.classList.add('hidden');
+      return;
+    }
+    if (!SR.items.length) {
+      ul.appendChild(h('li', 'none', 'no node matches'));
+    }
+    SR.items.forEach((id, i) => {
+      const li = h('li', i === SR.active ? 'active' : '');
+      li.setAttribute('role', 'option');
+      li.setAttribute('data-id', id);
+      li.setAttribute('aria-selected', i === SR.active ? 'true' : 'false');
+      li.appendChild(h('span', 'sname', nameOf(id)));
+      if (nameOf(id) !== id) li.appendChild(h('span', 'sid', id));
+      ul.appendChild(li);
+    });
+    ul.classList.remove('hidden');
+  }
+
+  function closeSearch(clear) {
+    $('search-results').classList.add('hidden');
+    if (clear) $('search').value = '';
+    SR.items = [];
+  }
+
+  /** Shows node `id`: leaves a neighbourhood that lacks it, rings it, centres it readably, focuses it. */
+  function pickNode(id) {
+    if (S.nbhd && !S.nbhd.set.has(id)) exitNeighbourhood();
+    closeSearch(true);
+    setPicked(id);
+    centreOn(id, 1);
+    const ne = S.nodeEls.get(id);
+    if (ne) ne.g.focus({ preventScroll: true });
+  }
+
+  function wireSearch() {
+    const input = $('search');
+    input.addEventListener('input', () => {
+      SR.items = searchMatches(input.value);
+      SR.active = 0;
+      renderResults();
+    });
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+        if (SR.items.length) SR.active = (SR.active + (e.key === 'ArrowDown' ? 1 : SR.items.length - 1)) % SR.items.length;
+        renderResults();
+      } else if (e.key === 'Enter') {
+        if (!SR.items.length) SR.items = searchMatches(input.value);
+        if (SR.items.length) pickNode(SR.items[Math.min(SR.active, SR.items.length - 1)]);
+      } else if (e.key === 'Escape') {
+        if (input.value) closeSearch(true);
+        else input.blur();
+      } else return;
+      e.preventDefault();
+      e.stopPropagation();
+    });
+    input.addEventListener('blur', () => setTimeout(() => $('search-results').classList.add('hidden'), 120));
+    input.addEventListener('focus', () => {
+      if (input.value.trim()) renderResults();
+    });
+    // mousedown (not click): pick before the input's blur hides the list
+    $('search-results').addEventListener('mousedown', (e) => {
+      const li = e.target instanceof Element ? e.target.closest('[data-id]') : null;
+      e.preventDefault();
+      if (li) pickNode(li.getAttribute('data-id'));
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Neighbourhood mode (`f`): one node and everything within k lanes of it, laid out on its own
+  // ---------------------------------------------------------------------------------------------
+  function neighbourhood(id, k) {
+    const set = new Set([id]);
+    let ring = [id];
+    for (let hop = 0; hop < k && ring.length; hop++) {
+      const next = [];
+      for (const x of ring) {
+        for (const y of S.adj.get(x) || []) {
+          if (!set.has(y)) {
+            set.add(y);
+            next.push(y);
+          }
+        }
+      }
+      ring = next;
+    }
+    return set;
+  }
+
+  function enterNeighbourhood(id, k) {
+    if (!S.full || !S.full.info.has(id)) return;
+    k = clamp(k, 1, NBHD_MAX_K);
+    cancelAllFx();
+    S.nbhd = { id, k, set: neighbourhood(id, k) };
+    renderGraph();
+    applyHead();
+    renderNbhdPill();
+    if (INS.open) revealNode(INS.node);
+  }
+
+  function exitNeighbourhood() {
+    if (!S.nbhd) return;
+    const id = S.nbhd.id;
+    cancelAllFx();
+    S.nbhd = null;
+    renderGraph();
+    applyHead();
+    renderNbhdPill();
+    centreOn(id, 1);
+    if (INS.open) revealNode(INS.node);
+  }
+
+  function renderNbhdPill() {
+    const pill = $('nbhd-pill');
+    if (!S.nbhd) {
+      pill.classList.add('hidden');
+      return;
+    }
+    const n = S.nbhd;
+    $('nbhd-text').textContent = 'neighbourhood of ' + nameOf(n.id) + ' · ' + n.k + (n.k === 1 ? ' hop' : ' hops') + ' · ' + n.set.size + ' nodes';
+    $('nbhd-less').disabled = n.k <= 1;
+    $('nbhd-more').disabled = n.k >= NBHD_MAX_K;
+    pill.classList.remove('hidden');
+  }
+
+  function toggleLegend(open) {
+    const lg = $('legend');
+    lg.classList.toggle('open', open);
+    $('legend-btn').setAttribute('aria-expanded', open ? 'true' : 'false');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1386,6 +2471,9 @@
     el.classList.remove('closed');
     el.setAttribute('aria-hidden', 'false');
     renderInspector();
+    // The inspector slides over the sidebar and part of the graph: keep the node it shows in view.
+    revealNode(node);
+    scheduleChrome();
   }
 
   function closeInspector() {
@@ -1406,7 +2494,7 @@
   function inspectorJump(i) {
     pause();
     jump(i);
-    openInspector(S.snap.frames[i].node, i);
+    openInspector(frameAt(i).node, i);
   }
 
   function jumpLink(text, idx) {
@@ -1444,7 +2532,7 @@
     for (const b of document.querySelectorAll('.insp-tabs button')) b.classList.toggle('active', b.getAttribute('data-tab') === INS.tab);
     $('insp-title').textContent = nameOf(INS.node);
     $('insp-title').title = INS.node;
-    const f = INS.frame >= 0 ? S.snap.frames[INS.frame] : null;
+    const f = INS.frame >= 0 ? frameAt(INS.frame) : null;
     $('insp-sub').textContent = INS.node + ' · ' + (f ? 'frame ' + INS.frame + ' · ' + f.status : 'no receipt yet');
     if (INS.tab === 'chain') {
       renderChainTab(body);
@@ -1531,8 +2619,10 @@
     body.appendChild(h('pre', 'code', JSON.stringify(sd === undefined ? null : sd, null, 2)));
   }
 
+  /** A token count as stored, abbreviated first when large: `27k (27180)`. */
   function fmtTok(v) {
-    return typeof v === 'number' ? String(v) : JSON.stringify(v);
+    if (typeof v !== 'number') return JSON.stringify(v);
+    return Math.abs(v) >= 10000 ? fmt(v) + ' (' + v + ')' : String(v);
   }
 
   function b64bytes(b64) {
@@ -1638,7 +2728,7 @@
       const list = S.pre.nodeFrames.get(f.node) || [];
       let prevIdx = -1;
       for (let k = list.indexOf(f.index) - 1; k >= 0; k--) {
-        const pf = S.snap.frames[list[k]];
+        const pf = frameAt(list[k]);
         if (pf.atomicVersion && pf.atomicVersion !== v) {
           prevIdx = list[k];
           break;
@@ -1648,7 +2738,7 @@
         body.appendChild(h('div', 'muted', 'no earlier frame of this node has a different version — nothing to diff'));
         renderFiles(body, view);
       } else {
-        const pv = S.snap.frames[prevIdx].atomicVersion;
+        const pv = frameAt(prevIdx).atomicVersion;
         const note = h('div', 'muted');
         note.appendChild(document.createTextNode('against frame '));
         note.appendChild(jumpLink(String(prevIdx), prevIdx));
@@ -1809,7 +2899,6 @@
     wrap.appendChild(spacer);
     body.appendChild(wrap);
     body.classList.add('chain-mode');
-    const frames = S.snap.frames;
     const pool = [];
     const draw = () => {
       const vh = wrap.clientHeight || 400;
@@ -1835,7 +2924,7 @@
         }
         const pos = first + k;
         const i = list[pos];
-        const f = frames[i];
+        const f = frameAt(i);
         row.style.display = '';
         row.style.top = pos * CHAIN_ROW_H + 'px';
         row.className = 'chain-row st-' + f.status + (i === INS.frame ? ' current' : '');
@@ -1892,7 +2981,7 @@
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Chain badge (§8.14) and chrome (§8.1)
+  // Chain badge (§8.14) and chrome (§8.1): status, the ledger's name, the synthetic-sample banner
   // ---------------------------------------------------------------------------------------------
   function renderBadge() {
     const cv = S.snap.chainVerify;
@@ -1919,11 +3008,39 @@
 
   function renderStatus() {
     const snap = S.snap;
-    let t = S.F + ' receipts · ' + snap.nodes.length + ' nodes · ' + snap.edges.length + ' edges';
+    let t = fmtCount(S.F) + ' receipts · ' + fmtCount(snap.nodes.length) + ' nodes · ' + fmtCount(snap.edges.length) + ' edges';
     if (!snap.hasTopology) t += ' · no saved topology (node-only fallback)';
     const el = $('status-text');
     el.textContent = t;
+    el.title = S.F + ' receipts · ' + snap.nodes.length + ' nodes · ' + snap.edges.length + ' edges';
     el.classList.remove('error');
+  }
+
+  /** Last path segment ("." and trailing slashes ignored). */
+  function baseName(p) {
+    const parts = String(p).split(/[\\/]+/).filter((x) => x && x !== '.');
+    return parts.length ? parts[parts.length - 1] : String(p);
+  }
+
+  /** Names the ledger in the top bar and the document title; a banner marks a synthetic sample. */
+  function renderLedger(info) {
+    const where = info.path || info.stateDir;
+    const name = info.example || baseName(where) || 'ledger';
+    $('ledger-name').textContent = name;
+    const dir = info.example ? 'bundled example' : where.length > 44 ? '…' + where.slice(-43) : where;
+    $('ledger-dir').textContent = dir;
+    const title = S.snap && S.snap.beats && typeof S.snap.beats.title === 'string' ? S.snap.beats.title : '';
+    $('ledger').title = (info.example ? 'example:' + info.example : where) + (title ? ' — ' + title : '');
+    $('ledger').classList.remove('hidden');
+    document.title = name + ' — Reactor DevTools';
+    const banner = $('banner');
+    if (info.synthetic) {
+      banner.textContent = '';
+      banner.appendChild(h('b', null, 'synthetic sample'));
+      banner.appendChild(document.createTextNode(' · the bundled example “' + name + '”, written by a fixture script — not a recorded run' + (title ? ' · ' + title : '')));
+      banner.classList.remove('hidden');
+    } else banner.classList.add('hidden');
+    requestAnimationFrame(onResize); // the banner changes the stage's height
   }
 
   function setLivePill(state) {
@@ -1940,6 +3057,7 @@
   function setInvalid() {
     const cv = S.snap.chainVerify;
     S.invalid = new Set(cv && Array.isArray(cv.invalidFrames) ? cv.invalidFrames : []);
+    tlInvalidate();
   }
 
   function checkSnapshot(snap) {
@@ -1960,12 +3078,17 @@
     extendPre();
     setInvalid();
     cancelAllFx();
+    if (S.picked && !snap.nodes.some((n) => n.id === S.picked)) S.picked = null;
+    layoutAll();
+    if (S.nbhd && !S.full.info.has(S.nbhd.id)) S.nbhd = null;
     renderGraph();
+    renderNbhdPill();
     S.capText = null;
     $('legend').classList.remove('hidden');
     renderStatus();
     renderBadge();
     tlSetup();
+    tlInvalidate();
     const seek = $('seek');
     seek.min = '-1';
     seek.max = String(S.F - 1);
@@ -2027,7 +3150,7 @@
     const wasAtEnd = S.head === S.F - 1 && !S.dragging;
     S.snap.frames.push(fr);
     S.F++;
-    if (S.layout && !S.layout.info.has(fr.node)) S.relayout = true;
+    if (S.full && !S.full.info.has(fr.node)) S.relayout = true;
     extendPre();
     queueLiveUI();
     if ((wasAtEnd || S.following) && !S.playing && !S.dragging) startFollow();
@@ -2052,7 +3175,9 @@
       if (S.relayout) {
         S.relayout = false;
         const view = S.view;
+        layoutAll();
         renderGraph();
+        renderNbhdPill();
         if (view) setView(view);
       }
       renderStatus();
@@ -2118,10 +3243,26 @@
   // ---------------------------------------------------------------------------------------------
   // Boot (§8.1)
   // ---------------------------------------------------------------------------------------------
+  function onResize() {
+    measure();
+    tlMeasure();
+    if (S.view) updateLod();
+    scheduleChrome();
+    if (S.snap) tlRender();
+  }
+
   function wireUI() {
     const mq = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
     S.reduced = !!(mq && mq.matches);
     if (mq && mq.addEventListener) mq.addEventListener('change', () => (S.reduced = mq.matches));
+    readTheme();
+    const scheme = window.matchMedia ? window.matchMedia('(prefers-color-scheme: light)') : null;
+    if (scheme && scheme.addEventListener) {
+      scheme.addEventListener('change', () => {
+        readTheme();
+        scheduleChrome();
+      });
+    }
 
     const btn = (id, fn) =>
       $(id).addEventListener('click', (e) => {
@@ -2161,7 +3302,7 @@
     seek.addEventListener('pointerup', endDrag);
     seek.addEventListener('blur', endDrag);
 
-    $('timeline').addEventListener('scroll', tlQueue, { passive: true });
+    $('timeline').addEventListener('scroll', tlOnScroll, { passive: true });
     $('timeline').addEventListener('click', (e) => {
       const row = e.target instanceof Element ? e.target.closest('[data-frame]') : null;
       if (!row || !S.snap) return;
@@ -2169,9 +3310,23 @@
       if (!(i >= 0 && i < S.F)) return;
       pause();
       jump(i);
-      if (INS.open) openInspector(S.snap.frames[i].node, i);
+      if (INS.open) openInspector(frameAt(i).node, i);
     });
-    window.addEventListener('resize', tlQueue);
+    if (typeof ResizeObserver !== 'undefined') {
+      // The observer reports sizes; reading them from the elements instead would force layouts.
+      const ro = new ResizeObserver((entries) => {
+        for (const en of entries) {
+          const r = en.contentRect;
+          if (en.target.id === 'graph') S.size = { w: Math.max(1, r.width), h: Math.max(1, r.height) };
+          else TL.vh = r.height;
+        }
+        if (S.view) updateLod();
+        scheduleChrome();
+        if (S.snap) tlRender();
+      });
+      ro.observe($('graph'));
+      ro.observe($('timeline'));
+    } else window.addEventListener('resize', onResize);
 
     document.addEventListener('keydown', onKey);
     window.addEventListener('hashchange', () => {
@@ -2183,21 +3338,36 @@
     });
 
     $('insp-close').addEventListener('click', closeInspector);
+    $('insp-focus').addEventListener('click', () => {
+      if (INS.node) enterNeighbourhood(INS.node, S.nbhd ? S.nbhd.k : 1);
+    });
     for (const b of document.querySelectorAll('.insp-tabs button')) b.addEventListener('click', () => setTab(b.getAttribute('data-tab')));
+    $('nbhd-less').addEventListener('click', () => S.nbhd && enterNeighbourhood(S.nbhd.id, S.nbhd.k - 1));
+    $('nbhd-more').addEventListener('click', () => S.nbhd && enterNeighbourhood(S.nbhd.id, S.nbhd.k + 1));
+    $('nbhd-exit').addEventListener('click', exitNeighbourhood);
 
     $('chain-badge').addEventListener('click', (e) => {
       e.stopPropagation();
       $('chain-popover').classList.toggle('hidden');
     });
+    $('legend-btn').addEventListener('click', (e) => {
+      e.stopPropagation();
+      toggleLegend(!$('legend').classList.contains('open'));
+    });
     document.addEventListener('click', (e) => {
       const pop = $('chain-popover');
       if (!pop.classList.contains('hidden') && e.target instanceof Node && !pop.contains(e.target)) pop.classList.add('hidden');
+      if ($('legend').classList.contains('open') && e.target instanceof Node && !$('legend').contains(e.target)) toggleLegend(false);
     });
     wirePanZoom();
+    wireMinimap();
+    wireSearch();
   }
 
   async function boot() {
     wireUI();
+    measure();
+    tlMeasure();
     let snap;
     try {
       snap = checkSnapshot(await DS.state());
@@ -2212,6 +3382,7 @@
     renderAll();
     applyUrlParams();
     startLive();
+    renderLedger(await DS.ledger(snap));
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

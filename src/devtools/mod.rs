@@ -1,8 +1,10 @@
 //! The replay viewer (`reactor-devtools`): its command line, server routes, embedded SPA assets,
-//! bundled fixtures and `--copy-to` (VIEWER.md).
+//! bundled fixtures, `--copy-to`, and synthetic state directories for scale benchmarks
+//! (VIEWER.md).
 
 pub mod cli;
 pub mod examples;
 pub mod server;
+pub mod synthetic;
 
 pub use examples::{SHIPPED_EXAMPLES, copy_example, open_example};
