@@ -6,17 +6,19 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::agent::prompt::{
+    FacetLayout, NodeBrief, PostconditionBrief, PromptSource, SystemPrompt,
+};
+use crate::agent::render::{AgentRender, RenderSettings};
 use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version};
 use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::project::{Project, ReactorSpec};
-use crate::model::prompt::{FacetLayout, NodeBrief, PostconditionBrief, SystemPrompt};
-use crate::model::render::{AgentRender, RenderSettings};
 use crate::model::replay::with_recording_from_env;
 use crate::model::{
-    ApiKey, HttpSettings, ModelClient, OfflineClient, PromptSource, ProviderClient, ProviderConfig,
+    ApiKey, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
 };
 use crate::store::ledger::{OpenNote, SyncPolicy};
 use crate::store::lock::{LockError, StateLock};
@@ -39,7 +41,7 @@ impl ModelPlan {
     pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
         let config = ProviderConfig::resolve(&project.provider_settings())
             .map_err(|e| HostError::config(e.to_string()))?;
-        let prompt = crate::model::prompt::system_prompt().map_err(HostError::config)?;
+        let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
         Ok(ModelPlan {
             config,
             prompt,
@@ -384,9 +386,9 @@ pub fn open_reactor(
 fn sandbox_runner(
     project: &Project,
     key_env: &str,
-) -> Option<Arc<dyn crate::model::sandbox::SandboxRunner>> {
+) -> Option<Arc<dyn crate::agent::sandbox::SandboxRunner>> {
+    use crate::agent::sandbox::SandboxMode;
     use crate::host::config::SandboxMode as Cfg;
-    use crate::model::sandbox::SandboxMode;
     let s = &project.config.sandbox;
     let mode = match s.mode {
         Cfg::None => SandboxMode::None,

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::agent::prompt::{PromptSource, SKILL_FILE, SKILL_PATH_ENV};
 use crate::compile::{CompileSettings, Freshness, freshness};
 use crate::contract::ContractSet;
 use crate::format::sanitize::redact;
@@ -42,10 +43,8 @@ use crate::host::config::{CONFIG_FILE, SandboxMode};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
 use crate::host::project::{Project, ReactorSpec, absolute};
-use crate::model::prompt::{SKILL_FILE, SKILL_PATH_ENV};
 use crate::model::{
-    Message, ModelClient, ModelRequest, PromptSource, ProviderClient, ProviderConfig, Transport,
-    keys,
+    Message, ModelClient, ModelRequest, ProviderClient, ProviderConfig, Transport, keys,
 };
 use crate::replay::statedir::{self, ManifestRead, Writer};
 
@@ -386,7 +385,7 @@ fn docker_available() -> bool {
 
 /// The `system prompt` line, its JSON `source`, and whether it is usable.
 fn system_prompt_health() -> (String, String, bool) {
-    match crate::model::prompt::system_prompt() {
+    match crate::agent::prompt::system_prompt() {
         Ok(p) => match p.source {
             PromptSource::Embedded => ("embedded".into(), "embedded".into(), true),
             PromptSource::File(f) => (
@@ -614,7 +613,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
 
     // Per reactor: state directory, writer, compile cache.
     let settings: Result<CompileSettings, String> = match (&provider, &config_error) {
-        (Some(c), None) => match crate::model::prompt::system_prompt() {
+        (Some(c), None) => match crate::agent::prompt::system_prompt() {
             Ok(prompt) => ModelPlan {
                 config: c.clone(),
                 prompt,

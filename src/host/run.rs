@@ -186,7 +186,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
 
 /// Removes the render working directories unless `REACTOR_KEEP_WORK=1`.
 pub fn cleanup_work() {
-    if !crate::model::render::keep_work_from_env() {
-        let _ = crate::model::render::remove_work_root(&crate::model::render::default_work_root());
+    if !crate::agent::render::keep_work_from_env() {
+        let _ = crate::agent::render::remove_work_root(&crate::agent::render::default_work_root());
     }
 }

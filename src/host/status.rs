@@ -222,10 +222,10 @@ pub fn cache_key(
 ) -> Result<crate::compile::CacheKey, String> {
     let set = crate::contract::ContractSet::load(contracts_dir)
         .map_err(|e| format!("contracts invalid: {e}"))?;
-    let prompt = crate::model::prompt::system_prompt()?;
+    let prompt = crate::agent::prompt::system_prompt()?;
     let replaced = match prompt.source {
-        crate::model::PromptSource::File(_) => Some(prompt.text.as_str()),
-        crate::model::PromptSource::Embedded => None,
+        crate::agent::PromptSource::File(_) => Some(prompt.text.as_str()),
+        crate::agent::PromptSource::Embedded => None,
     };
     let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
     let model = config

@@ -2,9 +2,8 @@
 //! response (RUNTIME.md §13.1), the provider table and key lookup (HOST.md §2.3, §5.1), the HTTP
 //! clients for Chat Completions and Anthropic Messages with retries and error hints
 //! (HOST.md §5.2–§5.7), usage → cost (RUNTIME.md §8.9), and the record/replay and offline
-//! clients (RUNTIME.md §13.2), and the render agent loop over them ([`AgentRender`],
-//! RUNTIME.md §8: instructions in [`prompt`], tools and workspace in [`tools`], `shell_exec`
-//! runners in [`sandbox`]). This is the only room that touches the network.
+//! clients (RUNTIME.md §13.2). This is the only room that touches the network; the render agent
+//! loop over these clients lives in the `agent` room, which `model` never imports.
 //!
 //! Typical use by the host:
 //!
@@ -36,11 +35,7 @@ pub mod config;
 pub mod error;
 pub mod keys;
 pub mod messages;
-pub mod prompt;
-pub mod render;
 pub mod replay;
-pub mod sandbox;
-pub mod tools;
 pub mod types;
 pub mod wire;
 
@@ -48,10 +43,7 @@ pub use client::{HttpSettings, ProviderClient};
 pub use config::{ConfigError, ProviderConfig, ProviderSettings, Transport};
 pub use error::ModelError;
 pub use keys::{ApiKey, KeyError};
-pub use prompt::{NodeBrief, PromptSource, SystemPrompt, system_prompt};
-pub use render::{AgentRender, RenderSettings};
 pub use replay::{ModelRecord, OfflineClient, RecordingClient, ReplayClient};
-pub use sandbox::{SandboxMode, SandboxRunner};
 pub use types::{
     Message, ModelRequest, ModelResponse, OutputSchema, SYSTEM_SEPARATOR, TokenCost, ToolArguments,
     ToolCall, ToolSpec, Usage,

@@ -530,7 +530,7 @@ fn compile_writes_the_cache_then_hits_checks_forces_and_reloads_keylessly() {
             messages[0]["content"].as_str().unwrap(),
             format!(
                 "{}\n\n---\n\n{}",
-                reactor::model::prompt::EMBEDDED_SYSTEM_PROMPT.trim_end(),
+                reactor::agent::prompt::EMBEDDED_SYSTEM_PROMPT.trim_end(),
                 reactor::compile::prompts::PREAMBLE.trim_end()
             )
         );

@@ -11,6 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::fake_provider::{self as fake, FakeProvider, FakeUsage, Protocol};
+use reactor::agent::prompt::{
+    CONTINUE_REMINDER, FacetLayout, NodeBrief, PostconditionBrief, node_contract,
+    system_prompt_from, tree_version,
+};
+use reactor::agent::render::{CANCELLED, NO_REASON, NO_SIGNAL, work_dir};
+use reactor::agent::sandbox::{DockerRunner, ExecOutput, LocalRunner, SandboxError};
+use reactor::agent::{AgentRender, RenderSettings, SandboxRunner};
 use reactor::core::ir::{AtomicRules, Ir, NodeIr};
 use reactor::core::render::{NotSubscribed, UpstreamReader};
 use reactor::core::{Disposition, Reactor, ReactorOptions, Render, RenderContext, RenderOutcome};
@@ -18,16 +25,10 @@ use reactor::format::json as js;
 use reactor::format::opwm::FileTree;
 use reactor::format::receipt::{Status, Wake, WakeSource};
 use reactor::format::topology::{Edge, TopologyNode};
-use reactor::model::prompt::{
-    CONTINUE_REMINDER, FacetLayout, NodeBrief, PostconditionBrief, node_contract,
-    system_prompt_from, tree_version,
-};
-use reactor::model::render::{CANCELLED, NO_REASON, NO_SIGNAL, work_dir};
-use reactor::model::sandbox::{DockerRunner, ExecOutput, LocalRunner, SandboxError};
 use reactor::model::{
-    AgentRender, ApiKey, HttpSettings, Message, ModelClient, ModelError, ModelRecord, ModelRequest,
-    ModelResponse, OfflineClient, ProviderClient, ProviderConfig, ProviderSettings, RenderSettings,
-    ReplayClient, SandboxRunner, ToolArguments, ToolCall, Usage,
+    ApiKey, HttpSettings, Message, ModelClient, ModelError, ModelRecord, ModelRequest,
+    ModelResponse, OfflineClient, ProviderClient, ProviderConfig, ProviderSettings, ReplayClient,
+    ToolArguments, ToolCall, Usage,
 };
 use reactor::scenario::TopKeyRules;
 use serde_json::{Value, json};

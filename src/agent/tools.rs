@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::format::jsonschema::{self, MemberOrder, Options, ViolationKind};
 use crate::format::opwm::{FileTree, OpwmError, normalize_path, normalize_tree};
 
-use super::types::ToolSpec;
+use crate::model::types::ToolSpec;
 
 /// Largest content returned by one read, in bytes (256 KiB; longer content is paged with
 /// `offset`). Base64 pages hold at most 3/4 of it in raw bytes so the encoded text fits.

@@ -33,7 +33,6 @@ use crate::format::json::{self as js, Object};
 use crate::format::opwm::FileTree;
 use crate::format::sanitize::redact;
 
-use super::ModelClient;
 use super::prompt::{
     CONTINUE_REMINDER, NodeBrief, PriorSummary, node_contract, pointer_input, tree_version,
     wake_header,
@@ -43,7 +42,8 @@ use super::tools::{
     self, FINISH, FinishSignal, FinishStatus, MAX_WRITE_BYTES, SHELL_EXEC, WM_LIST,
     WM_LIST_UPSTREAM, WM_READ, WM_READ_UPSTREAM, WS_DELETE, WS_LIST, WS_READ, WS_WRITE, Workspace,
 };
-use super::types::{Message, ModelRequest, TokenCost, ToolArguments, ToolCall, ToolSpec};
+use crate::model::ModelClient;
+use crate::model::types::{Message, ModelRequest, TokenCost, ToolArguments, ToolCall, ToolSpec};
 
 /// The default turn cap (`model.max_turns`, HOST.md §4.2).
 pub const DEFAULT_MAX_TURNS: u32 = 200;
