@@ -18,6 +18,7 @@ pub mod model;
 pub mod replay;
 pub mod scenario;
 pub mod store;
+pub mod version;
 
 pub use devtools::examples::{SHIPPED_EXAMPLES, copy_example, open_example};
 pub use devtools::server::{
@@ -36,9 +37,4 @@ pub use replay::snapshot::{
 pub use replay::worldmodel::{
     NodeWorldModelView, WorldModelFileView, WorldModels, open_world_models, read_node_world_model,
 };
-
-/// The crate version (also the host's `reactor --version`).
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The viewer version fixed by the interface specification (`reactor-devtools -V`).
-pub const DEVTOOLS_VERSION: &str = "0.2.0";
+pub use version::{DEVTOOLS_VERSION, VERSION};

@@ -44,7 +44,7 @@ pub const MAX_CACHE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// `+skill.<first 16 hex digits of SHA-256(prompt)>` when `REACTOR_SKILL_PATH` replaced the
 /// embedded system prompt with `replaced_prompt`.
 pub fn sdk_version(replaced_prompt: Option<&str>) -> String {
-    let mut v = format!("{SDK_PREFIX}{}", crate::VERSION);
+    let mut v = format!("{SDK_PREFIX}{}", crate::version::VERSION);
     if let Some(prompt) = replaced_prompt {
         use sha2::{Digest, Sha256};
         let digest = hex(&Sha256::digest(prompt.as_bytes()));

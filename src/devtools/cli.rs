@@ -220,7 +220,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
 pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
     let a = parse(args);
     if a.version {
-        io.out(&format!("{}\n", crate::DEVTOOLS_VERSION));
+        io.out(&format!("{}\n", crate::version::DEVTOOLS_VERSION));
         return 0;
     }
     if a.help {

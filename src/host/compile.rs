@@ -51,8 +51,8 @@ use crate::compile::{
     compile_project, freshness,
 };
 use crate::format::sanitize::redact;
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{ModelPlan, compile_failure_redacted, load_contracts, take_lock};
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
 use crate::host::project::{Project, ReactorSpec};

@@ -114,7 +114,7 @@ impl Connector {
                     .http_status_as_error(false)
                     .timeout_connect(Some(*connect_timeout))
                     .timeout_global(Some(*timeout))
-                    .user_agent(format!("reactor/{}", crate::VERSION))
+                    .user_agent(format!("reactor/{}", crate::version::VERSION))
                     .build()
                     .into();
                 let mut req = agent.get(&url);

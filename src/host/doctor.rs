@@ -37,8 +37,8 @@ use crate::agent::prompt::{PromptSource, SKILL_FILE, SKILL_PATH_ENV};
 use crate::compile::{CompileSettings, Freshness, freshness};
 use crate::contract::ContractSet;
 use crate::format::sanitize::redact;
+use crate::host::args::{ArgStream, Globals, OwnedArg, parse_offline_env};
 use crate::host::boot::{ModelPlan, http_settings};
-use crate::host::cli::{ArgStream, Globals, OwnedArg, parse_offline_env};
 use crate::host::config::{CONFIG_FILE, SandboxMode};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
@@ -731,7 +731,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
 
     if g.json {
         let mut m = serde_json::Map::new();
-        m.insert("version".into(), crate::VERSION.into());
+        m.insert("version".into(), crate::version::VERSION.into());
         let mut config = serde_json::Map::new();
         config.insert("path".into(), config_path.display().to_string().into());
         config.insert(
@@ -833,7 +833,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     }
 
     let mut r = Report::new("doctor");
-    r.field("version", format!("reactor {}", crate::VERSION))
+    r.field("version", format!("reactor {}", crate::version::VERSION))
         .field("config", config_text)
         .field("provider", provider_text)
         .field("live key", key_text)

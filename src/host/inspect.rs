@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use crate::format::address::is_content_address;
 use crate::format::topology::TopologyFile;
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::unknown_node;
 use crate::host::output::{self, Report};

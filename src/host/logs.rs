@@ -15,7 +15,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::output::{self, NODE_WIDTH, Report};
 use crate::replay::trail::{Trail, TrailEntry};

@@ -1,8 +1,9 @@
 //! The host (room `host`; see ARCHITECTURE.md and HOST.md): the `reactor` command line, its
 //! output conventions and errors, `reactor.yml` and project resolution, and the offline verbs.
 //!
-//! * [`cli`] parses global flags anywhere, dispatches one module per verb and maps errors to
-//!   exit codes; [`output`] holds the report conventions; [`error`] the error type.
+//! * [`cli`] dispatches one module per verb and maps errors to exit codes; [`args`] holds the
+//!   argument helpers every verb's parser uses (global flags anywhere); [`output`] holds the
+//!   report conventions; [`error`] the error type.
 //! * [`config`] is `reactor.yml` (typed, validated, with `reactor.yml:<line>:<col>: <key path>`
 //!   errors) over the located YAML tree of [`yaml`]; [`project`] resolves the project
 //!   directory, state directories and reactors (run/trigger/serve build on it).
@@ -14,6 +15,7 @@
 //! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
 //!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
 
+pub mod args;
 pub mod boot;
 pub mod cli;
 pub mod compile;

@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use crate::format::json::number_to_string;
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs;
 use crate::host::output::{self, Report, pair};

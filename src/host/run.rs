@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::core::{Disposition, ReconcileResult};
 use crate::format::receipt::Receipt;
+use crate::host::args::{ArgStream, Globals};
 use crate::host::boot::{self, CompileOutcome, ModelPlan};
-use crate::host::cli::{ArgStream, Globals};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
 use crate::host::rollup::CostRollup;

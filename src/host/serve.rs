@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::format::json;
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::connectors::{ConnectorKind, poll_gateway};
 use crate::host::daemon::{Daemon, router};
 use crate::host::error::{ErrorKind, HostError};

@@ -22,7 +22,7 @@
 
 use std::process::ExitCode;
 
-use crate::host::cli::{ArgStream, Globals};
+use crate::host::args::{ArgStream, Globals};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
 use crate::host::receipts::write_ledger_body;

@@ -25,7 +25,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::format::topology::{Topology, TopologyIndex};
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
 use crate::replay::statedir::{self, ManifestRead};

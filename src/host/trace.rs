@@ -17,7 +17,7 @@
 
 use std::process::ExitCode;
 
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::{is_known_node, unknown_node};
 use crate::host::output::{self, Report, pair};

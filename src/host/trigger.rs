@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::core::Disposition;
 use crate::format::json::{self, Value};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
-use crate::host::cli::{ArgStream, Globals, OwnedArg};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::{HostedReactor, NotDelivered, external_wake};
 use crate::host::output::{self, Report};

@@ -225,7 +225,7 @@ impl ProviderClient {
             .timeout_global(Some(settings.attempt_timeout))
             .max_redirects(0)
             .max_redirects_will_error(false)
-            .user_agent(format!("reactor/{}", crate::VERSION))
+            .user_agent(format!("reactor/{}", crate::version::VERSION))
             .accept("application/json")
             .build()
             .into();

@@ -147,7 +147,7 @@ fn the_manifest_has_the_exact_bytes_of_formats_15_4() {
 }}
 "#,
             pair().fingerprint(),
-            crate::VERSION,
+            crate::version::VERSION,
             d(&topology),
             d(&brief),
             d(&watch)

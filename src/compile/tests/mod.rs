@@ -206,7 +206,10 @@ fn compiles_the_price_pair_of_runtime_2_6() {
         "canonicalizer_output"
     );
     assert_eq!(c.key.contract_set_fingerprint, pair().fingerprint());
-    assert_eq!(c.key.sdk_version, format!("reactor-rs/{}", crate::VERSION));
+    assert_eq!(
+        c.key.sdk_version,
+        format!("reactor-rs/{}", crate::version::VERSION)
+    );
     let t = &c.ir.topology;
     assert_eq!(t.nodes.len(), 2);
     assert_eq!(
@@ -348,13 +351,20 @@ fn unsatisfied_needs_are_diagnostics_not_failures() {
 
 #[test]
 fn sdk_version_and_timestamps() {
-    assert_eq!(sdk_version(None), format!("reactor-rs/{}", crate::VERSION));
+    assert_eq!(
+        sdk_version(None),
+        format!("reactor-rs/{}", crate::version::VERSION)
+    );
     // The suffix is the first 16 hex digits of SHA-256 over the prompt text.
     let v = sdk_version(Some("my prompt"));
     let full = crate::format::address::address(b"my prompt");
     assert_eq!(
         v,
-        format!("reactor-rs/{}+skill.{}", crate::VERSION, &full[7..23])
+        format!(
+            "reactor-rs/{}+skill.{}",
+            crate::version::VERSION,
+            &full[7..23]
+        )
     );
     assert_ne!(v, sdk_version(Some("my prompt ")));
     assert_eq!(
