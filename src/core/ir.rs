@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::core::postcondition::{GateRejection, TruthError};
 use crate::format::opwm::FileTree;
 use crate::format::receipt::{Fingerprints, WakeSource};
-use crate::format::topology::{Edge, Topology};
+use crate::format::topology::{Edge, Topology, ingress_node};
 
 /// A node's frozen materiality and obligations: how committed files become fingerprints and
 /// whether a render may commit (RUNTIME.md §5, §6).
@@ -161,11 +161,6 @@ pub struct Mounted {
     pub out_edges: HashMap<String, Vec<Edge>>,
     /// Heights over every node and edge endpoint.
     pub heights: HashMap<String, u32>,
-}
-
-/// The phantom ingress producer of a gateway: `<G>::ingress`.
-pub fn ingress_node(gateway: &str) -> String {
-    format!("{gateway}::ingress")
 }
 
 /// Mounts and validates an IR (RUNTIME.md §7.1, §7.7, §7.8, §9.1).

@@ -173,6 +173,12 @@ fn model_of(v: &Value) -> Option<&Object> {
     }
 }
 
+/// The phantom ingress producer of a gateway `<gw>`: the node id `<gw>::ingress`, producer of
+/// the `@atomic` edge the mounted topology appends into every entry point (FORMATS.md §8.3).
+pub fn ingress_node(gateway: &str) -> String {
+    format!("{gateway}::ingress")
+}
+
 /// Reads a topology value, flat or envelope (FORMATS.md §15.1 reading rules 3–6). Returns `None`
 /// for anything else (`null`, `{"nope":true}`, `{"topology":{"not":"a model"}}`); never errors.
 pub fn unwrap_topology(v: &Value) -> Option<TopologyFile> {

@@ -314,7 +314,7 @@ pub fn ingress_of(index: &TopologyIndex<'_>, gateway: &str) -> String {
         .inbound(gateway)
         .find(|e| !index.has_node(&e.producer))
         .map(|e| e.producer.clone())
-        .unwrap_or_else(|| crate::core::ir::ingress_node(gateway))
+        .unwrap_or_else(|| crate::format::topology::ingress_node(gateway))
 }
 
 /// The world-model integrity verdict of `receipts verify`.

@@ -2,11 +2,11 @@
 //! externally produced phantom receipts (VIEWER.md §9).
 
 use super::{Arrival, CoreError, Reactor, StageOutcome, lock};
-use crate::core::ir::ingress_node;
 use crate::format::json::{self, Object, Value};
 use crate::format::opwm;
 use crate::format::propagate::moved_facets;
 use crate::format::receipt::{Cost, Fingerprints, Receipt, Status, Wake, WakeSource};
+use crate::format::topology::ingress_node;
 
 impl Reactor {
     /// The ledger-consistent inbox of `gateway`'s ingress producer (RUNTIME.md §9.2 step 1).
