@@ -6,9 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::json::{self, NonFinite, Value};
+use crate::format::json::{DeError, PathSegment};
 use crate::format::layout;
 use crate::format::receipt::{
-    Fingerprints, Status, WakeSource, is_safe_nonneg_int, recompute_content_hash,
+    Fingerprints, NonEmptyText, SafeCount, Status, WakeSource, recompute_content_hash,
 };
 use crate::format::topology::{Topology, unwrap_topology};
 use crate::replay::ledger::{LedgerReadError, read_ledger_from};
@@ -81,8 +82,10 @@ impl From<LedgerError> for OpenError {
     }
 }
 
-/// The frame-relevant fields of one receipt (VIEWER.md §3.2 projection).
-#[derive(Clone, Debug, PartialEq)]
+/// The frame-relevant fields of one receipt (VIEWER.md §3.2 projection), read by the derived
+/// decoder ([`project_receipt`]).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(from = "ProjectionWire")]
 pub struct ProjectedReceipt {
     /// Node id.
     pub node: String,
@@ -100,71 +103,89 @@ pub struct ProjectedReceipt {
     pub surprise_cause: WakeSource,
 }
 
-/// Projects one raw element, or names its first problem.
-pub fn project_receipt(v: &Value) -> Result<ProjectedReceipt, String> {
-    let o = v.as_object().ok_or("receipt must be an object")?;
-    let node = match o.get("node") {
-        Some(Value::String(s)) if !s.is_empty() => s.to_lossy().into_owned(),
-        _ => return Err("node must be a non-empty string".into()),
-    };
-    let status = o
-        .get("status")
-        .and_then(Value::as_str)
-        .and_then(Status::parse)
-        .ok_or("status must be one of rendered | skipped | failed")?;
-    let wake_source = o
-        .get("wake")
-        .and_then(Value::as_object)
-        .ok_or("wake must be an object")?
-        .get("source")
-        .and_then(Value::as_str)
-        .and_then(WakeSource::parse)
-        .ok_or("wake.source must be one of input | self | external")?;
-    let fingerprints = o
-        .get("fingerprints")
-        .and_then(|f| {
-            let fo = f.as_object()?;
-            let mut out = Vec::with_capacity(fo.len());
-            for (k, v) in fo.iter() {
-                match v {
-                    Value::String(s) => {
-                        out.push((k.to_lossy().into_owned(), s.to_lossy().into_owned()))
-                    }
-                    _ => return None,
-                }
+/// The members VIEWER.md §3.2 requires, in the order their problems are reported.
+#[derive(serde::Deserialize)]
+struct ProjectionWire {
+    node: NonEmptyText,
+    status: Status,
+    wake: ProjectedWake,
+    #[serde(deserialize_with = "Fingerprints::deserialize_lossy")]
+    fingerprints: Fingerprints,
+    cost: ProjectedCost,
+}
+
+#[derive(serde::Deserialize)]
+struct ProjectedWake {
+    source: WakeSource,
+}
+
+#[derive(serde::Deserialize)]
+struct ProjectedCost {
+    tokens: ProjectedTokens,
+    surprise_cause: WakeSource,
+}
+
+#[derive(serde::Deserialize)]
+struct ProjectedTokens {
+    fresh: SafeCount,
+    reused: SafeCount,
+}
+
+impl From<ProjectionWire> for ProjectedReceipt {
+    fn from(w: ProjectionWire) -> ProjectedReceipt {
+        ProjectedReceipt {
+            node: w.node.0,
+            status: w.status,
+            wake_source: w.wake.source,
+            fingerprints: w.fingerprints,
+            fresh: w.cost.tokens.fresh.0,
+            reused: w.cost.tokens.reused.0,
+            surprise_cause: w.cost.surprise_cause,
+        }
+    }
+}
+
+/// Why an element cannot be projected: the first problem in VIEWER.md §3.2 order, worded as
+/// the specification words it (`status must be one of rendered | skipped | failed`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProjectionError {
+    message: String,
+}
+
+impl ProjectionError {
+    fn of(e: &DeError) -> ProjectionError {
+        let path: Vec<&str> = e
+            .path()
+            .map(|s| match s {
+                PathSegment::Key(k) => k.as_str(),
+                PathSegment::Index(_) => "",
+            })
+            .collect();
+        let message = match path.as_slice() {
+            [] => "receipt must be an object".to_string(),
+            ["node", ..] => "node must be a non-empty string".to_string(),
+            ["status", ..] => "status must be one of rendered | skipped | failed".to_string(),
+            ["wake"] => "wake must be an object".to_string(),
+            ["wake", ..] => "wake.source must be one of input | self | external".to_string(),
+            ["fingerprints", ..] => "fingerprints must be an object of strings".to_string(),
+            ["cost"] => "cost must be an object".to_string(),
+            ["cost", "tokens"] => "cost.tokens.fresh must be a non-negative safe integer".into(),
+            ["cost", "tokens", k, ..] => {
+                format!("cost.tokens.{k} must be a non-negative safe integer")
             }
-            Some(Fingerprints(out))
-        })
-        .ok_or("fingerprints must be an object of strings")?;
-    let cost = o
-        .get("cost")
-        .and_then(Value::as_object)
-        .ok_or("cost must be an object")?;
-    let tokens = cost.get("tokens").and_then(Value::as_object);
-    let tok = |k: &str| -> Result<u64, String> {
-        tokens
-            .and_then(|t| t.get(k))
-            .and_then(Value::as_f64)
-            .filter(|n| is_safe_nonneg_int(*n))
-            .map(|n| n as u64)
-            .ok_or_else(|| format!("cost.tokens.{k} must be a non-negative safe integer"))
-    };
-    let fresh = tok("fresh")?;
-    let reused = tok("reused")?;
-    let surprise_cause = cost
-        .get("surprise_cause")
-        .and_then(Value::as_str)
-        .and_then(WakeSource::parse)
-        .ok_or("cost.surprise_cause must be one of input | self | external")?;
-    Ok(ProjectedReceipt {
-        node,
-        status,
-        wake_source,
-        fingerprints,
-        fresh,
-        reused,
-        surprise_cause,
-    })
+            ["cost", ..] => "cost.surprise_cause must be one of input | self | external".into(),
+            _ => e.to_string(),
+        };
+        ProjectionError { message }
+    }
+}
+
+/// Projects one raw element (VIEWER.md §3.2).
+///
+/// Errors: [`ProjectionError`], the first problem.
+pub fn project_receipt(v: &Value) -> Result<ProjectedReceipt, ProjectionError> {
+    json::from_value(v).map_err(|e| ProjectionError::of(&e))
 }
 
 /// One beat of `beats.json` (FORMATS.md §15.3).
@@ -363,8 +384,10 @@ pub fn open_source(
     let mut projected = Vec::with_capacity(raw.len());
     for (index, v) in raw.iter().enumerate() {
         projected.push(
-            project_receipt(v)
-                .map_err(|problem| OpenError::ReceiptProjection { index, problem })?,
+            project_receipt(v).map_err(|e| OpenError::ReceiptProjection {
+                index,
+                problem: e.to_string(),
+            })?,
         );
     }
     let recomputed = recompute_all(&raw);
@@ -422,7 +445,7 @@ mod tests {
 
     #[test]
     fn projection_problems() {
-        let p = |t: &str| project_receipt(&json::parse_str(t).unwrap());
+        let p = |t: &str| project_receipt(&json::parse_str(t).unwrap()).map_err(|e| e.to_string());
         assert_eq!(p("3").unwrap_err(), "receipt must be an object");
         assert_eq!(
             p(r#"{"node":""}"#).unwrap_err(),
@@ -438,5 +461,43 @@ mod tests {
             p(r#"{"node":"a","status":"skipped","wake":{"source":"self"},"fingerprints":{},"cost":{"tokens":{"fresh":-1,"reused":2},"surprise_cause":"self"}}"#).unwrap_err(),
             "cost.tokens.fresh must be a non-negative safe integer"
         );
+        // Every problem of VIEWER.md §3.2, first one wins, in the specified order.
+        let base = r#""node":"a","status":"failed""#;
+        let wake = r#""wake":{"source":"input"},"fingerprints":{}"#;
+        let cases = [
+            (format!("{{{base}}}"), "wake must be an object"),
+            (
+                format!(r#"{{{base},"wake":{{"source":"later"}}}}"#),
+                "wake.source must be one of input | self | external",
+            ),
+            (
+                format!(r#"{{{base},"wake":{{"source":"input"}},"fingerprints":{{"a":1}}}}"#),
+                "fingerprints must be an object of strings",
+            ),
+            (
+                format!(r#"{{{base},{wake},"cost":[]}}"#),
+                "cost must be an object",
+            ),
+            (
+                format!(r#"{{{base},{wake},"cost":{{}}}}"#),
+                "cost.tokens.fresh must be a non-negative safe integer",
+            ),
+            (
+                format!(r#"{{{base},{wake},"cost":{{"tokens":{{"fresh":1,"reused":"2"}}}}}}"#),
+                "cost.tokens.reused must be a non-negative safe integer",
+            ),
+            (
+                format!(r#"{{{base},{wake},"cost":{{"tokens":{{"fresh":1,"reused":2}}}}}}"#),
+                "cost.surprise_cause must be one of input | self | external",
+            ),
+        ];
+        for (text, problem) in cases {
+            assert_eq!(p(&text).unwrap_err(), problem, "{text}");
+        }
+        // Lone surrogates in the node and in tokens are read with U+FFFD (tolerant reading).
+        let ok = p(r#"{"node":"\ud800","status":"failed","wake":{"source":"input","refs":3},"fingerprints":{"@atomic":"\udc00"},"cost":{"tokens":{"fresh":1,"reused":2},"surprise_cause":"self"},"extra":1}"#).unwrap();
+        assert_eq!(ok.node, "\u{fffd}");
+        assert_eq!(ok.fingerprints.atomic_token(), Some("\u{fffd}"));
+        assert_eq!((ok.fresh, ok.surprise_cause), (1, WakeSource::SelfWake));
     }
 }

@@ -12,6 +12,7 @@ use crate::format::address::{address, is_content_address};
 use crate::format::json::{self, ParseError, Value};
 use crate::format::layout::{self, node_segment, segment_node, version_file_name};
 use crate::format::opwm;
+use crate::format::receipt::{Lenient, SafeCount};
 use crate::format::topology::{TopologyFile, TopologyIndex, unwrap_topology};
 use crate::store::lock::holder_pid;
 use crate::store::source::DiskSource;
@@ -109,10 +110,28 @@ pub enum ManifestRead {
     Present(Manifest),
 }
 
-fn count(v: Option<&Value>) -> Option<u64> {
-    v.and_then(Value::as_f64)
-        .filter(|n| crate::format::receipt::is_safe_nonneg_int(*n))
-        .map(|n| n as u64)
+/// `compile/manifest.json` as [`read_manifest`] reads it: every member lenient.
+#[derive(serde::Deserialize)]
+struct ManifestWire {
+    contract_set_fingerprint: Lenient<String>,
+    sdk_version: Lenient<String>,
+    model: Lenient<String>,
+    cost: Lenient<ManifestCostWire>,
+    nodes: Lenient<SafeCount>,
+    edges: Lenient<SafeCount>,
+    compiled_at: Lenient<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct ManifestCostWire {
+    provider: Lenient<String>,
+    tokens: Lenient<ManifestTokensWire>,
+}
+
+#[derive(serde::Deserialize)]
+struct ManifestTokensWire {
+    fresh: Lenient<SafeCount>,
+    reused: Lenient<SafeCount>,
 }
 
 /// Reads `compile/manifest.json` leniently.
@@ -132,31 +151,28 @@ pub fn read_manifest(state_dir: &Path) -> ManifestRead {
     if v.as_object().is_none() {
         return ManifestRead::Unreadable(format!("expected an object, got {}", v.type_name()));
     }
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let tok = |k: &str| {
-        count(
-            v.get("cost")
-                .and_then(|c| c.get("tokens"))
-                .and_then(|t| t.get(k)),
-        )
-        .unwrap_or(0)
+    let w: ManifestWire = match json::from_value(&v) {
+        Ok(w) => w,
+        Err(e) => return ManifestRead::Unreadable(e.to_string()),
     };
+    let count = |n: Lenient<SafeCount>| n.0.map(|n| n.0);
+    let (provider, tokens) = w
+        .cost
+        .0
+        .map_or((None, None), |c| (c.provider.0, c.tokens.0));
+    let (fresh, reused) = tokens.map_or((None, None), |t| (count(t.fresh), count(t.reused)));
     ManifestRead::Present(Manifest {
-        contract_set_fingerprint: s("contract_set_fingerprint"),
-        sdk_version: s("sdk_version"),
-        model: s("model"),
-        provider: v
-            .get("cost")
-            .and_then(|c| c.get("provider"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        contract_set_fingerprint: w.contract_set_fingerprint.0,
+        sdk_version: w.sdk_version.0,
+        model: w.model.0,
+        provider,
         cost: ManifestTokens {
-            fresh: tok("fresh"),
-            reused: tok("reused"),
+            fresh: fresh.unwrap_or(0),
+            reused: reused.unwrap_or(0),
         },
-        nodes: count(v.get("nodes")),
-        edges: count(v.get("edges")),
-        compiled_at: s("compiled_at"),
+        nodes: count(w.nodes),
+        edges: count(w.edges),
+        compiled_at: w.compiled_at.0,
     })
 }
 

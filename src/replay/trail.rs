@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::format::json::Value;
+use crate::format::json::{self, Value};
 use crate::format::layout;
-use crate::format::receipt::{ChainState, ChainVerdict, is_safe_nonneg_int};
+use crate::format::receipt::{ChainState, ChainVerdict, Lenient, NonEmptyText, SafeCount};
 use crate::replay::ledger::{LedgerReadError, read_ledger_file};
 use crate::store::ledger::TornTail;
 
@@ -44,24 +44,6 @@ pub struct TrailEntry {
     pub reason: Option<String>,
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    cur.as_str()
-}
-
-fn tokens_at(v: &Value, key: &str) -> u64 {
-    v.get("cost")
-        .and_then(|c| c.get("tokens"))
-        .and_then(|t| t.get(key))
-        .and_then(Value::as_f64)
-        .filter(|n| is_safe_nonneg_int(*n))
-        .map(|n| n as u64)
-        .unwrap_or(0)
-}
-
 /// Collapses line breaks so a text prints as one line (HOST.md §3.3): each run of `\n`/`\r`
 /// becomes one space (none after a space), trailing whitespace is trimmed.
 pub fn one_line(s: &str) -> String {
@@ -81,31 +63,69 @@ pub fn one_line(s: &str) -> String {
     out.trim_end().to_string()
 }
 
+/// The members a [`TrailEntry`] shows, each read leniently (the shared member types of the
+/// receipt decoder, `format::receipt`).
+#[derive(Default, serde::Deserialize)]
+struct EntryWire {
+    node: Lenient<NonEmptyText>,
+    status: Lenient<String>,
+    wake: Lenient<EntryWake>,
+    cost: Lenient<EntryCost>,
+    content_hash: Lenient<String>,
+    prev: Lenient<String>,
+    semantic_diff: Lenient<EntryDiff>,
+}
+
+#[derive(serde::Deserialize)]
+struct EntryWake {
+    source: Lenient<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct EntryCost {
+    surprise_cause: Lenient<String>,
+    tokens: Lenient<EntryTokens>,
+}
+
+#[derive(serde::Deserialize)]
+struct EntryTokens {
+    fresh: Lenient<SafeCount>,
+    reused: Lenient<SafeCount>,
+}
+
+#[derive(serde::Deserialize)]
+struct EntryDiff {
+    failure_reason: Lenient<String>,
+}
+
 /// Projects one raw element (never fails).
 pub fn project_entry(index: usize, v: &Value) -> TrailEntry {
-    let s = |path: &[&str]| str_at(v, path).unwrap_or("?").to_string();
-    let node = match v.get("node") {
-        Some(Value::String(js)) if !js.is_empty() => js.to_lossy().into_owned(),
-        _ => "?".to_string(),
+    let w: EntryWire = json::from_value::<Lenient<EntryWire>>(v)
+        .ok()
+        .and_then(|l| l.0)
+        .unwrap_or_default();
+    let or_unknown = |s: Option<String>| s.unwrap_or_else(|| "?".to_string());
+    let status = or_unknown(w.status.0);
+    let reason = match w.semantic_diff.0.and_then(|d| d.failure_reason.0) {
+        Some(r) if status == "failed" && !r.trim().is_empty() => Some(one_line(&r)),
+        _ => None,
     };
-    let status = s(&["status"]);
-    let reason = if status == "failed" {
-        str_at(v, &["semantic_diff", "failure_reason"])
-            .filter(|r| !r.trim().is_empty())
-            .map(one_line)
-    } else {
-        None
+    let (surprise_cause, tokens) = match w.cost.0 {
+        Some(c) => (c.surprise_cause.0, c.tokens.0),
+        None => (None, None),
     };
+    let count = |n: Lenient<SafeCount>| n.0.map_or(0, |n| n.0);
+    let (fresh, reused) = tokens.map_or((0, 0), |t| (count(t.fresh), count(t.reused)));
     TrailEntry {
         index,
-        node,
+        node: or_unknown(w.node.0.map(|n| n.0)),
         status,
-        wake_source: s(&["wake", "source"]),
-        surprise_cause: s(&["cost", "surprise_cause"]),
-        fresh: tokens_at(v, "fresh"),
-        reused: tokens_at(v, "reused"),
-        content_hash: str_at(v, &["content_hash"]).map(str::to_string),
-        prev: str_at(v, &["prev"]).map(str::to_string),
+        wake_source: or_unknown(w.wake.0.and_then(|k| k.source.0)),
+        surprise_cause: or_unknown(surprise_cause),
+        fresh,
+        reused,
+        content_hash: w.content_hash.0,
+        prev: w.prev.0,
         reason,
     }
 }
@@ -276,6 +296,30 @@ mod tests {
         assert_eq!(e.prev, None);
         let e = project_entry(0, &parse_str("[1]").unwrap());
         assert_eq!((e.node.as_str(), e.status.as_str()), ("?", "?"));
+        // Every member unreadable in its own way: each shows `?`, `0` or nothing.
+        let v = parse_str(r#"{"node":"\ud800x","status":7,"wake":[],"cost":{"tokens":{"fresh":"9","reused":2.5}},"semantic_diff":{"failure_reason":"x"},"content_hash":null,"prev":"\udc00"}"#).unwrap();
+        let e = project_entry(1, &v);
+        assert_eq!(e.node, "\u{fffd}x");
+        assert_eq!(
+            (
+                e.status.as_str(),
+                e.wake_source.as_str(),
+                e.surprise_cause.as_str()
+            ),
+            ("?", "?", "?")
+        );
+        assert_eq!((e.fresh, e.reused), (0, 0));
+        assert_eq!((e.content_hash, e.prev, e.reason), (None, None, None));
+        // A tampered status still shows as written; a blank reason is dropped.
+        let v = parse_str(
+            r#"{"node":"","status":"done","semantic_diff":{"failure_reason":" "},"cost":3}"#,
+        )
+        .unwrap();
+        let e = project_entry(2, &v);
+        assert_eq!((e.node.as_str(), e.status.as_str()), ("?", "done"));
+        let v =
+            parse_str(r#"{"status":"failed","semantic_diff":{"failure_reason":"\n"}}"#).unwrap();
+        assert_eq!(project_entry(2, &v).reason, None);
     }
 
     #[test]

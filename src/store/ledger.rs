@@ -370,8 +370,12 @@ pub fn verify_for_write(receipts: &[Value]) -> Result<HashMap<String, Receipt>, 
     let mut last = HashMap::with_capacity(chains.len());
     for (_, (hash, index)) in chains {
         // A verified receipt's stored content_hash is its recomputed address.
-        let r = Receipt::from_value_hashed(&receipts[index], hash.unwrap_or_default())
-            .map_err(|problem| LedgerError::BadElement { index, problem })?;
+        let r = Receipt::from_value_hashed(&receipts[index], hash.unwrap_or_default()).map_err(
+            |e| LedgerError::BadElement {
+                index,
+                problem: e.to_string(),
+            },
+        )?;
         last.insert(r.node.clone(), r);
     }
     Ok(last)

@@ -5,9 +5,15 @@
 //! Members keep the order the type serializes them in (declaration order for derived structs).
 //! Integers become doubles (beyond 2^53 they round, as in JavaScript); `None` and unit become
 //! `null`; unit variants become their name; other enum variants become `{variant: value}`; map
-//! keys must serialize to strings (numbers and booleans are written as their text). Strings are
-//! Rust strings, so a lone surrogate in a [`Value`] being serialized comes out as U+FFFD.
+//! keys must serialize to strings (numbers and booleans are written as their text).
+//!
+//! A [`Value`] serialized here comes back exactly, lone surrogates ([`JsString::Wtf16`]) and
+//! non-finite numbers included: `Value`'s `Serialize` passes those two through a newtype struct
+//! named [`WTF16_STRING`] or [`NON_FINITE`], whose content is the exact form for a serializer
+//! that is not human-readable (this one, inside those newtypes) and the lossy form (U+FFFD,
+//! `null`) for every other serializer, such as `serde_json`'s.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::ser::{self, Serialize};
@@ -19,7 +25,7 @@ use super::{JsString, Object, Value, number_to_string};
 /// Errors: [`SerError`] when a map key is not a string, number or boolean, or when `t`'s own
 /// `Serialize` fails.
 pub fn to_value<T: Serialize + ?Sized>(t: &T) -> Result<Value, SerError> {
-    t.serialize(ValueSerializer)
+    t.serialize(ValueSerializer::new())
 }
 
 /// [`to_value`] for types whose `Serialize` cannot fail: derived structs and enums with string
@@ -27,6 +33,46 @@ pub fn to_value<T: Serialize + ?Sized>(t: &T) -> Result<Value, SerError> {
 /// a failure (a non-string map key) gives `null`; use [`to_value`] to see it.
 pub fn value_of<T: Serialize + ?Sized>(t: &T) -> Value {
     to_value(t).unwrap_or(Value::Null)
+}
+
+/// Newtype-struct name of a string holding a lone surrogate (content: UTF-16LE bytes here, the
+/// lossy string elsewhere).
+pub const WTF16_STRING: &str = "$reactor::json::wtf16";
+/// Newtype-struct name of a non-finite number (content: the `f64` here, `null` elsewhere).
+pub const NON_FINITE: &str = "$reactor::json::non-finite";
+
+/// The two parts of a [`Value`] that serde's data model cannot carry losslessly, each written
+/// inside its newtype struct ([`WTF16_STRING`], [`NON_FINITE`]).
+pub(super) enum Exact<'a> {
+    /// UTF-16 code units with a lone surrogate.
+    Wtf16(&'a [u16]),
+    /// NaN or an infinity.
+    NonFinite(f64),
+}
+
+impl Serialize for Exact<'_> {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self, s.is_human_readable()) {
+            (Exact::Wtf16(u), true) => s.serialize_str(&String::from_utf16_lossy(u)),
+            (Exact::Wtf16(u), false) => {
+                let bytes: Vec<u8> = u.iter().flat_map(|c| c.to_le_bytes()).collect();
+                s.serialize_bytes(&bytes)
+            }
+            (Exact::NonFinite(_), true) => s.serialize_unit(),
+            (Exact::NonFinite(n), false) => s.serialize_f64(*n),
+        }
+    }
+}
+
+impl Exact<'_> {
+    /// Writes `self` inside its newtype struct.
+    pub(super) fn serialize_in<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let name = match self {
+            Exact::Wtf16(_) => WTF16_STRING,
+            Exact::NonFinite(_) => NON_FINITE,
+        };
+        s.serialize_newtype_struct(name, self)
+    }
 }
 
 /// Why a value could not be built.
@@ -42,7 +88,18 @@ impl ser::Error for SerError {
 
 /// The serializer; see the module docs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ValueSerializer;
+pub struct ValueSerializer {
+    /// Inside a [`WTF16_STRING`] or [`NON_FINITE`] newtype: not human-readable, and bytes are
+    /// UTF-16LE code units of a string.
+    exact: bool,
+}
+
+impl ValueSerializer {
+    /// The serializer.
+    pub fn new() -> ValueSerializer {
+        ValueSerializer::default()
+    }
+}
 
 fn object_of(name: &str, v: Value) -> Value {
     let mut o = Object::new();
@@ -101,6 +158,13 @@ impl ser::Serializer for ValueSerializer {
         Ok(Value::str(v))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Value, SerError> {
+        if self.exact {
+            let units = v
+                .chunks(2)
+                .map(|c| u16::from_le_bytes([c[0], c.get(1).copied().unwrap_or(0)]))
+                .collect();
+            return Ok(Value::String(JsString::from_utf16(units)));
+        }
         Ok(Value::Array(
             v.iter().map(|b| Value::Number(f64::from(*b))).collect(),
         ))
@@ -127,10 +191,14 @@ impl ser::Serializer for ValueSerializer {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _name: &'static str,
+        name: &'static str,
         v: &T,
     ) -> Result<Value, SerError> {
-        v.serialize(self)
+        let exact = name == WTF16_STRING || name == NON_FINITE;
+        v.serialize(ValueSerializer { exact })
+    }
+    fn is_human_readable(&self) -> bool {
+        !self.exact
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -196,7 +264,7 @@ pub struct SeqBuilder {
 
 impl SeqBuilder {
     fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
-        self.items.push(v.serialize(ValueSerializer)?);
+        self.items.push(v.serialize(ValueSerializer::new())?);
         Ok(())
     }
     fn finish(self) -> Value {
@@ -237,9 +305,38 @@ pub struct MapBuilder {
     object: Object,
     key: Option<JsString>,
     variant: Option<&'static str>,
+    /// Key → position, built once a map grows past [`INDEXED_FROM`] members, so that building a
+    /// large object stays linear.
+    index: Option<HashMap<JsString, usize>>,
 }
 
+/// Member count from which [`MapBuilder`] indexes keys instead of scanning them.
+const INDEXED_FROM: usize = 32;
+
 impl MapBuilder {
+    /// Sets `key` (the last value wins, at the position of the first occurrence).
+    fn put(&mut self, key: JsString, value: Value) {
+        let entries = &mut self.object.entries;
+        if entries.len() < INDEXED_FROM && self.index.is_none() {
+            self.object.insert(key, value);
+            return;
+        }
+        let index = self.index.get_or_insert_with(|| {
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.clone(), i))
+                .collect()
+        });
+        match index.get(&key) {
+            Some(&i) => entries[i].1 = value,
+            None => {
+                index.insert(key.clone(), entries.len());
+                entries.push((key, value));
+            }
+        }
+    }
+
     fn finish(self) -> Value {
         let object = Value::Object(self.object);
         match self.variant {
@@ -266,7 +363,7 @@ impl ser::SerializeMap for MapBuilder {
     type Ok = Value;
     type Error = SerError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerError> {
-        self.key = Some(key_text(key.serialize(ValueSerializer)?)?);
+        self.key = Some(key_text(key.serialize(ValueSerializer::new())?)?);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerError> {
@@ -274,7 +371,8 @@ impl ser::SerializeMap for MapBuilder {
             .key
             .take()
             .ok_or_else(|| SerError("a map value was serialized before its key".into()))?;
-        self.object.insert(key, v.serialize(ValueSerializer)?);
+        let v = v.serialize(ValueSerializer::new())?;
+        self.put(key, v);
         Ok(())
     }
     fn end(self) -> Result<Value, SerError> {
@@ -293,7 +391,8 @@ macro_rules! struct_builder {
                 key: &'static str,
                 v: &T,
             ) -> Result<(), SerError> {
-                self.object.insert(key, v.serialize(ValueSerializer)?);
+                let v = v.serialize(ValueSerializer::new())?;
+                self.put(JsString::Utf8(key.to_string()), v);
                 Ok(())
             }
             fn end(self) -> Result<Value, SerError> {

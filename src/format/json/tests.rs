@@ -308,6 +308,15 @@ mod serde_support {
         let v = parse_str(text).unwrap();
         let back: Value = from_value(&v).unwrap();
         assert_eq!(back, v);
+        // The project's serializer builds the same value back, lone surrogates (in keys and
+        // strings) and the infinity included; serde_json gets U+FFFD and null.
+        let built = crate::format::json::to_value(&v).unwrap();
+        assert_eq!(built, v);
+        assert!(canonical_string(&built).is_err());
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            "{\"a\u{fffd}\":[\"\u{fffd}x\",null,0,null,{\"k\":true}]}"
+        );
         // Through serde_json, integers arrive as integers and become doubles.
         let s: Value = serde_json::from_str(r#"{"n": 9007199254740993, "f": 0.5}"#).unwrap();
         assert_eq!(compact_string(&s), r#"{"n":9007199254740992,"f":0.5}"#);

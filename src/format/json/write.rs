@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+use super::ser::Exact;
 use super::{JsString, Object, Value};
 
 /// A value that cannot be canonicalized (FORMATS.md §3.2 rule 1).
@@ -406,9 +407,29 @@ pub fn to_js_pretty<T: serde::Serialize + ?Sized>(v: &T) -> Vec<u8> {
     out
 }
 
+/// A string: a `str`, or (with a lone surrogate) the exact form the project's serializer keeps
+/// and the lossy form every other serializer gets (see `ser.rs`).
+fn serialize_js_string<S: serde::Serializer>(js: &JsString, s: S) -> Result<S::Ok, S::Error> {
+    match js {
+        JsString::Utf8(t) => s.serialize_str(t),
+        JsString::Wtf16(u) => Exact::Wtf16(u).serialize_in(s),
+    }
+}
+
+/// An object key, serialized like a string value.
+struct JsKey<'a>(&'a JsString);
+
+impl serde::Serialize for JsKey<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_js_string(self.0, s)
+    }
+}
+
+/// Any JSON value. For serializers other than the project's own ([`super::to_value`]), a
+/// string with a lone surrogate is written with U+FFFD and a non-finite number as `null`.
 impl serde::Serialize for Value {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
+        use serde::ser::SerializeSeq;
         match self {
             Value::Null => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
@@ -418,10 +439,10 @@ impl serde::Serialize for Value {
                 } else if n.is_finite() {
                     s.serialize_f64(*n)
                 } else {
-                    s.serialize_unit()
+                    Exact::NonFinite(*n).serialize_in(s)
                 }
             }
-            Value::String(js) => s.serialize_str(&js.to_lossy()),
+            Value::String(js) => serialize_js_string(js, s),
             Value::Array(items) => {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for i in items {
@@ -429,13 +450,19 @@ impl serde::Serialize for Value {
                 }
                 seq.end()
             }
-            Value::Object(o) => {
-                let mut map = s.serialize_map(Some(o.len()))?;
-                for (k, v) in o.iter() {
-                    map.serialize_entry(&*k.to_lossy(), v)?;
-                }
-                map.end()
-            }
+            Value::Object(o) => o.serialize(s),
         }
+    }
+}
+
+/// A JSON object, members in order (as [`Value`]'s `Serialize` writes one).
+impl serde::Serialize for Object {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.len()))?;
+        for (k, v) in self.iter() {
+            map.serialize_entry(&JsKey(k), v)?;
+        }
+        map.end()
     }
 }

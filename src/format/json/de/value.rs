@@ -99,3 +99,16 @@ impl<'de> de::Deserialize<'de> for Value {
         d.deserialize_any(ValueVisitor)
     }
 }
+
+impl<'de> de::Deserialize<'de> for Object {
+    /// A JSON object, read as [`Value`] reads one (type errors say `expected an object`).
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Object, D::Error> {
+        match d.deserialize_map(ValueVisitor)? {
+            Value::Object(o) => Ok(o),
+            other => Err(de::Error::invalid_type(
+                de::Unexpected::Other(other.type_name()),
+                &"an object",
+            )),
+        }
+    }
+}
