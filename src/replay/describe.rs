@@ -4,7 +4,9 @@ use serde::Serialize;
 
 use crate::format::receipt::{Status, WakeSource};
 use crate::replay::open::OpenedStateDir;
-use crate::replay::snapshot::{Bucket, ByCause, LabelMap, ReplaySession, build_session};
+use crate::replay::snapshot::{
+    Bucket, ByCause, LabelMap, ReceiptFrame, ReplaySession, build_session,
+};
 
 /// Options of [`describe_state_dir`].
 #[derive(Clone, Copy, Debug, Default)]
@@ -231,13 +233,59 @@ pub fn describe_session(
 ) -> DescribeResult {
     let use_labels = opts.use_labels.unwrap_or(!opened.labels.is_empty());
     let labels = LabelMap::new(&opened.labels, use_labels);
-    let label = |id: &str| labels.label(id);
+    let frames = &session.frames;
+    let mut lines: Vec<String> = Vec::new();
+    let topology = header(&mut lines, opened, session, opts);
+    if frames.is_empty() {
+        return empty_ledger(lines, opened, opts, topology);
+    }
+    let (disp, by_wake) = tally(frames);
+    cost_rollup(&mut lines, session, &disp, &by_wake, &labels);
+    let (nodes, errors) = per_node(&mut lines, session, &labels);
+    let chain_ok = errors.is_empty();
+    chain_verify(&mut lines, &errors);
+    let frame_rows = frame_lines(&mut lines, frames, &labels);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    let roll = &session.rollup;
+    DescribeResult {
+        text,
+        chain_ok,
+        empty: false,
+        data: DescribeData {
+            tool: "reactor-devtools",
+            state_dir: opened.state_dir.clone(),
+            empty: false,
+            synthetic: opts.synthetic,
+            topology,
+            receipts: frames.len(),
+            dispositions: disp,
+            by_surprise_cause: CountMap(by_wake),
+            cost_rollup: DescribeRollup {
+                by_surprise_cause: Some(roll.by_cause.clone()),
+                total: roll.total.clone(),
+            },
+            nodes,
+            frames: frame_rows,
+            chain_verify: DescribeChain {
+                ok: chain_ok,
+                errors,
+            },
+        },
+    }
+}
+
+/// The first lines (tool, state-dir, topology, receipts) and the topology summary.
+fn header(
+    lines: &mut Vec<String>,
+    opened: &OpenedStateDir,
+    session: &ReplaySession,
+    opts: &DescribeOptions,
+) -> DescribeTopology {
     let (n_nodes, n_edges, acyclic) = match &opened.topology {
         Some(t) => (t.nodes.len(), t.edges.len(), t.acyclic),
         None => (session.chains.len(), 0, true),
     };
-    let frames = &session.frames;
-    let mut lines: Vec<String> = Vec::new();
     lines.push("reactor-devtools --describe".into());
     if opts.synthetic {
         lines
@@ -252,61 +300,70 @@ pub fn describe_session(
             "no (node-only fallback)"
         }
     ));
-    lines.push(format!("  receipts    {} frames", frames.len()));
-    let topology_json = DescribeTopology {
+    lines.push(format!("  receipts    {} frames", session.frames.len()));
+    DescribeTopology {
         present: opened.topology.is_some(),
         nodes: n_nodes,
         edges: n_edges,
         acyclic,
-    };
-
-    if frames.is_empty() {
-        for l in [
-            "",
-            "LEDGER EMPTY",
-            "  No receipts yet — this state-dir is compiled-but-unrun (the most common",
-            "  first-run state). Run a reactor to populate the ledger, or replay a",
-            "  shipped fixture:",
-            "",
-            "    reactor run                 # populate <state-dir>/receipts.json",
-            "    reactor-devtools <state-dir> --describe",
-            "",
-            "  Or replay the sample ledger that ships with this package (no path):",
-            "",
-            "    reactor-devtools --example masked-relay --describe",
-            "",
-        ] {
-            lines.push(l.to_string());
-        }
-        let mut text = lines.join("\n");
-        text.push('\n');
-        return DescribeResult {
-            text,
-            chain_ok: true,
-            empty: true,
-            data: DescribeData {
-                tool: "reactor-devtools",
-                state_dir: opened.state_dir.clone(),
-                empty: true,
-                synthetic: opts.synthetic,
-                topology: topology_json,
-                receipts: 0,
-                dispositions: Dispositions::default(),
-                by_surprise_cause: CountMap::default(),
-                cost_rollup: DescribeRollup {
-                    by_surprise_cause: None,
-                    total: Bucket::default(),
-                },
-                nodes: Vec::new(),
-                frames: Vec::new(),
-                chain_verify: DescribeChain {
-                    ok: true,
-                    errors: Vec::new(),
-                },
-            },
-        };
     }
+}
 
+/// The report of a ledger without receipts (VIEWER.md §5, `LEDGER EMPTY`).
+fn empty_ledger(
+    mut lines: Vec<String>,
+    opened: &OpenedStateDir,
+    opts: &DescribeOptions,
+    topology: DescribeTopology,
+) -> DescribeResult {
+    for l in [
+        "",
+        "LEDGER EMPTY",
+        "  No receipts yet — this state-dir is compiled-but-unrun (the most common",
+        "  first-run state). Run a reactor to populate the ledger, or replay a",
+        "  shipped fixture:",
+        "",
+        "    reactor run                 # populate <state-dir>/receipts.json",
+        "    reactor-devtools <state-dir> --describe",
+        "",
+        "  Or replay the sample ledger that ships with this package (no path):",
+        "",
+        "    reactor-devtools --example masked-relay --describe",
+        "",
+    ] {
+        lines.push(l.to_string());
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    DescribeResult {
+        text,
+        chain_ok: true,
+        empty: true,
+        data: DescribeData {
+            tool: "reactor-devtools",
+            state_dir: opened.state_dir.clone(),
+            empty: true,
+            synthetic: opts.synthetic,
+            topology,
+            receipts: 0,
+            dispositions: Dispositions::default(),
+            by_surprise_cause: CountMap::default(),
+            cost_rollup: DescribeRollup {
+                by_surprise_cause: None,
+                total: Bucket::default(),
+            },
+            nodes: Vec::new(),
+            frames: Vec::new(),
+            chain_verify: DescribeChain {
+                ok: true,
+                errors: Vec::new(),
+            },
+        },
+    }
+}
+
+/// Dispositions, and receipts per wake source in order of first appearance.
+fn tally(frames: &[ReceiptFrame]) -> (Dispositions, Vec<(String, u64)>) {
     let mut disp = Dispositions::default();
     let mut by_wake: Vec<(String, u64)> = Vec::new();
     for f in frames {
@@ -321,6 +378,17 @@ pub fn describe_session(
             None => by_wake.push((k.to_string(), 1)),
         }
     }
+    (disp, by_wake)
+}
+
+/// The dispositions line, the surprise causes and the `COST ROLLUP` block.
+fn cost_rollup(
+    lines: &mut Vec<String>,
+    session: &ReplaySession,
+    disp: &Dispositions,
+    by_wake: &[(String, u64)],
+    labels: &LabelMap,
+) {
     lines.push(format!(
         "  dispositions rendered={} · skipped={} · failed={}",
         disp.rendered, disp.skipped, disp.failed
@@ -360,8 +428,8 @@ pub fn describe_session(
             ));
         }
     }
-    let mut peak: Option<&crate::replay::snapshot::ReceiptFrame> = None;
-    for f in frames {
+    let mut peak: Option<&ReceiptFrame> = None;
+    for f in &session.frames {
         if f.cost.fresh > 0 && peak.is_none_or(|p| f.cost.fresh > p.cost.fresh) {
             peak = Some(f);
         }
@@ -371,12 +439,18 @@ pub fn describe_session(
             "  peak fresh  {} tokens at frame {} ({})",
             p.cost.fresh,
             p.index,
-            label(&p.node)
+            labels.label(&p.node)
         ));
     }
     lines.push(String::new());
+}
 
-    // PER-NODE
+/// The `PER-NODE` block; returns the node rows and the chain error lines.
+fn per_node(
+    lines: &mut Vec<String>,
+    session: &ReplaySession,
+    labels: &LabelMap,
+) -> (Vec<DescribeNode>, Vec<String>) {
     lines.push("PER-NODE".into());
     let mut node_rows = Vec::new();
     let mut error_lines = Vec::new();
@@ -385,7 +459,7 @@ pub fn describe_session(
         if off && ok {
             continue;
         }
-        let lab = label(&c.node);
+        let lab = labels.label(&c.node);
         let shown = if off {
             format!("{lab} (off-topology)")
         } else {
@@ -415,8 +489,12 @@ pub fn describe_session(
         });
     }
     lines.push(String::new());
-    let chain_ok = error_lines.is_empty();
-    if chain_ok {
+    (node_rows, error_lines)
+}
+
+/// The `CHAIN-VERIFY` block.
+fn chain_verify(lines: &mut Vec<String>, error_lines: &[String]) {
+    if error_lines.is_empty() {
         lines.extend(CHAIN_OK_BLOCK.iter().map(|s| s.to_string()));
     } else {
         lines.push(
@@ -425,19 +503,31 @@ pub fn describe_session(
         lines.extend(error_lines.iter().map(|e| format!("  {e}")));
     }
     lines.push(String::new());
+}
+
+/// The `FRAMES` block; returns the frame rows.
+fn frame_lines(
+    lines: &mut Vec<String>,
+    frames: &[ReceiptFrame],
+    labels: &LabelMap,
+) -> Vec<DescribeFrame> {
     lines.push(
         "FRAMES  (frame  node  status  moved[output facets that changed]  fresh tokens  woke[…])"
             .into(),
     );
     let mut frame_rows = Vec::with_capacity(frames.len());
     for f in frames {
-        let lab = label(&f.node);
+        let lab = labels.label(&f.node);
         let moved = if f.moved_facets.is_empty() {
             "—".to_string()
         } else {
             f.moved_facets.join(",")
         };
-        let woke_labels: Vec<String> = f.woken_subscribers.iter().map(|s| label(s)).collect();
+        let woke_labels: Vec<String> = f
+            .woken_subscribers
+            .iter()
+            .map(|s| labels.label(s))
+            .collect();
         let woke = if woke_labels.is_empty() {
             "—".to_string()
         } else {
@@ -465,33 +555,7 @@ pub fn describe_session(
             woken_subscribers: woke_labels,
         });
     }
-    let mut text = lines.join("\n");
-    text.push('\n');
-    DescribeResult {
-        text,
-        chain_ok,
-        empty: false,
-        data: DescribeData {
-            tool: "reactor-devtools",
-            state_dir: opened.state_dir.clone(),
-            empty: false,
-            synthetic: opts.synthetic,
-            topology: topology_json,
-            receipts: frames.len(),
-            dispositions: disp,
-            by_surprise_cause: CountMap(by_wake),
-            cost_rollup: DescribeRollup {
-                by_surprise_cause: Some(roll.by_cause.clone()),
-                total: roll.total.clone(),
-            },
-            nodes: node_rows,
-            frames: frame_rows,
-            chain_verify: DescribeChain {
-                ok: chain_ok,
-                errors: error_lines,
-            },
-        },
-    }
+    frame_rows
 }
 
 #[cfg(test)]
