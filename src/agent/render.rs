@@ -465,32 +465,7 @@ impl Session<'_, '_> {
                 "files": tree_listing(self.ctx.prior),
             })),
             WM_READ => read_tree(self.ctx.prior, path, offset),
-            WM_LIST_UPSTREAM => match arg_str(args, "producer") {
-                None => {
-                    let producers: Vec<String> = self.ctx.upstream.producers().to_vec();
-                    let mut out = Vec::new();
-                    for p in producers {
-                        let version = match self.upstream_tree(&p) {
-                            Ok(t) => tree_version(t),
-                            Err(e) => return err(e),
-                        };
-                        out.push(json!({
-                            "producer": p,
-                            "facets": self.brief.facets_of(&p),
-                            "version": version,
-                        }));
-                    }
-                    ok(json!({"producers": out}))
-                }
-                Some(p) => match self.upstream_tree(p) {
-                    Ok(t) => ok(json!({
-                        "producer": p,
-                        "version": tree_version(t),
-                        "files": tree_listing(t),
-                    })),
-                    Err(e) => err(e),
-                },
-            },
+            WM_LIST_UPSTREAM => self.list_upstream(arg_str(args, "producer")),
             WM_READ_UPSTREAM => {
                 let producer = arg_str(args, "producer").unwrap_or("").to_string();
                 match self.upstream_tree(&producer) {
@@ -509,49 +484,83 @@ impl Session<'_, '_> {
                 },
                 Err(e) => err(e),
             },
-            WS_WRITE => {
-                let content = arg_str(args, "content").unwrap_or("");
-                let bytes = match arg_str(args, "encoding") {
-                    Some("base64") => {
-                        if content.len() > MAX_WRITE_BYTES / 3 * 4 + 8 {
-                            return err(format!(
-                                "content is larger than {} MiB",
-                                MAX_WRITE_BYTES / (1024 * 1024)
-                            ));
-                        }
-                        match base64::engine::general_purpose::STANDARD.decode(content.trim()) {
-                            Ok(b) => b,
-                            Err(_) => return err("content is not valid base64"),
-                        }
-                    }
-                    _ => content.as_bytes().to_vec(),
-                };
-                match self.ws.write(path, &bytes) {
-                    Ok((norm, n)) => ok(json!({"path": norm, "bytes": n})),
-                    Err(e) => err(e),
-                }
-            }
+            WS_WRITE => self.ws_write(args, path),
             WS_DELETE => match self.ws.delete(path) {
                 Ok((norm, deleted)) => ok(json!({"path": norm, "deleted": deleted})),
                 Err(e) => err(e),
             },
-            SHELL_EXEC => {
-                let Some(runner) = self.sandbox else {
-                    return err("command execution is disabled (sandbox.mode is none)");
+            SHELL_EXEC => self.shell_exec(arg_str(args, "command").unwrap_or("")),
+            other => err(format!("unknown tool '{other}'")),
+        }
+    }
+
+    /// `wm_list_upstream`: every producer with its facets and version, or one producer's files.
+    fn list_upstream(&mut self, producer: Option<&str>) -> Step {
+        let Some(p) = producer else {
+            let producers: Vec<String> = self.ctx.upstream.producers().to_vec();
+            let mut out = Vec::new();
+            for p in producers {
+                let version = match self.upstream_tree(&p) {
+                    Ok(t) => tree_version(t),
+                    Err(e) => return err(e),
                 };
-                let command = arg_str(args, "command").unwrap_or("");
-                match runner.exec(command, self.ws.root(), self.shell_timeout) {
-                    Ok(out) => ok(json!({
-                        "exit_code": out.exit_code,
-                        "stdout": lossy_capped(&out.stdout),
-                        "stderr": lossy_capped(&out.stderr),
-                        "timed_out": out.timed_out,
-                    })),
-                    Err(e @ SandboxError::Unavailable(_)) => Step::Abort(e.to_string()),
-                    Err(SandboxError::Failed(m)) => err(m),
+                out.push(json!({
+                    "producer": p,
+                    "facets": self.brief.facets_of(&p),
+                    "version": version,
+                }));
+            }
+            return ok(json!({"producers": out}));
+        };
+        match self.upstream_tree(p) {
+            Ok(t) => ok(json!({
+                "producer": p,
+                "version": tree_version(t),
+                "files": tree_listing(t),
+            })),
+            Err(e) => err(e),
+        }
+    }
+
+    /// `ws_write`: UTF-8 text, or base64 within [`MAX_WRITE_BYTES`] decoded.
+    fn ws_write(&self, args: &Value, path: &str) -> Step {
+        let content = arg_str(args, "content").unwrap_or("");
+        let bytes = match arg_str(args, "encoding") {
+            Some("base64") => {
+                if content.len() > MAX_WRITE_BYTES / 3 * 4 + 8 {
+                    return err(format!(
+                        "content is larger than {} MiB",
+                        MAX_WRITE_BYTES / (1024 * 1024)
+                    ));
+                }
+                match base64::engine::general_purpose::STANDARD.decode(content.trim()) {
+                    Ok(b) => b,
+                    Err(_) => return err("content is not valid base64"),
                 }
             }
-            other => err(format!("unknown tool '{other}'")),
+            _ => content.as_bytes().to_vec(),
+        };
+        match self.ws.write(path, &bytes) {
+            Ok((norm, n)) => ok(json!({"path": norm, "bytes": n})),
+            Err(e) => err(e),
+        }
+    }
+
+    /// `shell_exec` in the workspace through the sandbox runner (an unavailable sandbox ends
+    /// the render).
+    fn shell_exec(&self, command: &str) -> Step {
+        let Some(runner) = self.sandbox else {
+            return err("command execution is disabled (sandbox.mode is none)");
+        };
+        match runner.exec(command, self.ws.root(), self.shell_timeout) {
+            Ok(out) => ok(json!({
+                "exit_code": out.exit_code,
+                "stdout": lossy_capped(&out.stdout),
+                "stderr": lossy_capped(&out.stderr),
+                "timed_out": out.timed_out,
+            })),
+            Err(e @ SandboxError::Unavailable(_)) => Step::Abort(e.to_string()),
+            Err(SandboxError::Failed(m)) => err(m),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::devtools::examples::{self, CopyError, SHIPPED_EXAMPLES};
-use crate::replay::{self, DescribeOptions, OpenStateDirOptions};
+use crate::replay::{self, DescribeOptions, OpenError, OpenStateDirOptions, OpenedStateDir};
 
 /// The usage text (VIEWER.md §2.6, the form used until `--export` lands).
 pub const USAGE: &str = "reactor-devtools — replay a saved Reactor ledger in a browser DAG viewer
@@ -227,6 +227,48 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
         io.out(USAGE);
         return 0;
     }
+    let port = match check(&a, io) {
+        Ok(port) => port,
+        Err(code) => return code,
+    };
+    if let (Some(name), Some(dir)) = (&a.example, &a.copy_to) {
+        return copy_to(name, &PathBuf::from(dir), a.force, io);
+    }
+    let opened = match open_target(&a, io) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let shown = a
+        .example
+        .as_ref()
+        .map(|n| format!("example:{n}"))
+        .unwrap_or_else(|| {
+            PathBuf::from(a.state_dir.clone().unwrap_or_default())
+                .display()
+                .to_string()
+        });
+    if a.describe {
+        return describe(opened, &shown, a.json, io);
+    }
+    let opened = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            io.err(&format!(
+                "reactor-devtools: cannot read state-dir \"{shown}\": {e}\n"
+            ));
+            return 1;
+        }
+    };
+    if let Some(note) = opened.torn_note() {
+        io.err(&format!("{note}\n"));
+    }
+    let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
+    crate::devtools::server::run_cli(opened, a.example.clone(), &host, port, io)
+}
+
+/// The usage checks of VIEWER.md §2.4, in order: unknown options and bad values, no target,
+/// the port, then the flag combinations. Returns the port, or the exit code after printing.
+fn check(a: &Args, io: &mut Io<'_>) -> Result<u16, u8> {
     if !a.unrecognized.is_empty() || !a.errors.is_empty() {
         let mut msg = String::new();
         if !a.unrecognized.is_empty() {
@@ -246,33 +288,33 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
         msg.push('\n');
         msg.push_str(USAGE);
         io.err(&msg);
-        return 1;
+        return Err(1);
     }
     if a.state_dir.is_none() && a.example.is_none() {
         io.out(USAGE);
-        return 1;
+        return Err(1);
     }
     let port = match &a.port {
         Some(p) => match parse_port(p) {
             Some(n) => n,
             None => {
                 io.err("error: --port must be an integer (0-65535)\n");
-                return 1;
+                return Err(1);
             }
         },
         None => 4555,
     };
     if a.json && !a.describe {
         io.err("error: --json only applies with --describe (the machine-readable run summary).\n  e.g. reactor-devtools --example masked-relay --describe --json\n");
-        return 1;
+        return Err(1);
     }
     if a.copy_to.is_some() && a.example.is_none() {
         io.err("error: --copy-to <dir> requires --example <name> (the sample ledger to copy).\n  e.g. reactor-devtools --example masked-relay --copy-to ./.reactor\n");
-        return 1;
+        return Err(1);
     }
     if a.example.is_some() && a.state_dir.is_some() {
         io.err("error: pass either --example <name> OR a <state-dir>, not both\n");
-        return 1;
+        return Err(1);
     }
     if let Some(name) = &a.example
         && !SHIPPED_EXAMPLES.contains(&name.as_str())
@@ -281,84 +323,71 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
             "error: unknown example \"{name}\".\n  shipped examples: {}\n",
             SHIPPED_EXAMPLES.join(", ")
         ));
-        return 1;
+        return Err(1);
     }
-    if let (Some(name), Some(dir)) = (&a.example, &a.copy_to) {
-        return copy_to(name, &PathBuf::from(dir), a.force, io);
-    }
+    Ok(port)
+}
+
+/// Opens the bundled example or the state directory. A directory that is absent or not a
+/// state directory is reported here (exit code in `Err`); other failures are returned for the
+/// mode to word.
+fn open_target(a: &Args, io: &mut Io<'_>) -> Result<Result<OpenedStateDir, OpenError>, u8> {
     let opts = OpenStateDirOptions::default();
-    let opened = if let Some(name) = &a.example {
-        examples::open_example(name, &opts)
-    } else {
-        let dir = PathBuf::from(a.state_dir.clone().unwrap_or_default());
-        let shown = dir.display().to_string();
-        if !dir.exists() {
-            io.err(&format!(
-                "error: state-dir not found: {shown}\n  (after a global install, the bundled sample is reachable with\n   reactor-devtools --example masked-relay --describe)\n"
-            ));
-            return 1;
-        }
-        if !replay::is_reactor_state_dir(&dir) {
-            io.err(&format!(
-                "error: not a reactor state-dir: {shown}\n  (expected a receipts.json or a compile/ directory inside it)\n"
-            ));
-            return 1;
-        }
-        replay::open_state_dir(&dir, &opts)
-    };
-    let shown = a
-        .example
-        .as_ref()
-        .map(|n| format!("example:{n}"))
-        .unwrap_or_else(|| {
-            PathBuf::from(a.state_dir.clone().unwrap_or_default())
-                .display()
-                .to_string()
-        });
-    if a.describe {
-        let opened = match opened {
-            Ok(o) => o,
-            Err(e) => {
-                io.err(&format!(
-                    "reactor-devtools --describe: cannot read state-dir \"{shown}\": {e}\n"
-                ));
-                return 1;
-            }
-        };
-        if let Some(note) = opened.torn_note() {
-            io.err(&format!("{note}\n"));
-        } else if opened.zero_length {
-            io.err("reactor-devtools: note: receipts.json is empty (0 bytes); treating it as an empty ledger\n");
-        }
-        let result = replay::describe_state_dir(
-            &opened,
-            &DescribeOptions {
-                use_labels: None,
-                synthetic: opened.synthetic,
-            },
-        );
-        if a.json {
-            let bytes = crate::format::json::to_js_pretty(&result.data);
-            io.out(&String::from_utf8_lossy(&bytes));
-        } else {
-            io.out(&result.text);
-        }
-        return if result.chain_ok { 0 } else { 1 };
+    if let Some(name) = &a.example {
+        return Ok(examples::open_example(name, &opts));
     }
+    let dir = PathBuf::from(a.state_dir.clone().unwrap_or_default());
+    let shown = dir.display().to_string();
+    if !dir.exists() {
+        io.err(&format!(
+            "error: state-dir not found: {shown}\n  (after a global install, the bundled sample is reachable with\n   reactor-devtools --example masked-relay --describe)\n"
+        ));
+        return Err(1);
+    }
+    if !replay::is_reactor_state_dir(&dir) {
+        io.err(&format!(
+            "error: not a reactor state-dir: {shown}\n  (expected a receipts.json or a compile/ directory inside it)\n"
+        ));
+        return Err(1);
+    }
+    Ok(replay::open_state_dir(&dir, &opts))
+}
+
+/// `--describe [--json]` (VIEWER.md §5): exit 0 when every chain verifies.
+fn describe(
+    opened: Result<OpenedStateDir, OpenError>,
+    shown: &str,
+    json: bool,
+    io: &mut Io<'_>,
+) -> u8 {
     let opened = match opened {
         Ok(o) => o,
         Err(e) => {
             io.err(&format!(
-                "reactor-devtools: cannot read state-dir \"{shown}\": {e}\n"
+                "reactor-devtools --describe: cannot read state-dir \"{shown}\": {e}\n"
             ));
             return 1;
         }
     };
     if let Some(note) = opened.torn_note() {
         io.err(&format!("{note}\n"));
+    } else if opened.zero_length {
+        io.err("reactor-devtools: note: receipts.json is empty (0 bytes); treating it as an empty ledger\n");
     }
-    let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
-    crate::devtools::server::run_cli(opened, a.example.clone(), &host, port, io)
+    let result = replay::describe_state_dir(
+        &opened,
+        &DescribeOptions {
+            use_labels: None,
+            synthetic: opened.synthetic,
+        },
+    );
+    if json {
+        let bytes = crate::format::json::to_js_pretty(&result.data);
+        io.out(&String::from_utf8_lossy(&bytes));
+    } else {
+        io.out(&result.text);
+    }
+    if result.chain_ok { 0 } else { 1 }
 }
 
 fn copy_to(name: &str, dir: &std::path::Path, force: bool, io: &mut Io<'_>) -> u8 {
