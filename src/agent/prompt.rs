@@ -45,22 +45,55 @@ pub struct SystemPrompt {
     pub source: PromptSource,
 }
 
+/// Why a `REACTOR_SKILL_PATH` system prompt cannot be used (HOST.md §2.2); `Display` is one
+/// line starting `REACTOR_SKILL_PATH: `. Paths are shown as given (`<dir>/SKILL.md` for a
+/// directory).
+#[derive(Debug, thiserror::Error)]
+pub enum SkillError {
+    /// The file cannot be read.
+    #[error("{SKILL_PATH_ENV}: cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not a regular file.
+    #[error("{SKILL_PATH_ENV}: cannot read {0}: not a regular file")]
+    NotRegularFile(String),
+    /// Larger than [`MAX_SKILL_BYTES`].
+    #[error("{SKILL_PATH_ENV}: {0} is larger than 1 MiB")]
+    TooLarge(String),
+    /// Not UTF-8.
+    #[error("{SKILL_PATH_ENV}: {0} is not valid UTF-8")]
+    NotUtf8(String),
+    /// Only whitespace.
+    #[error("{SKILL_PATH_ENV}: {0} is empty")]
+    Empty(String),
+}
+
 /// The system prompt for this process: the file named by `REACTOR_SKILL_PATH` when the variable
 /// is set and non-empty, otherwise the embedded text.
 ///
-/// Errors (one line, for model-bearing verbs and `doctor`): see [`system_prompt_from`].
-pub fn system_prompt() -> Result<SystemPrompt, String> {
+/// Errors: [`SkillError`] (see [`system_prompt_from`]).
+pub fn load_system_prompt() -> Result<SystemPrompt, SkillError> {
     let var = std::env::var_os(SKILL_PATH_ENV).filter(|v| !v.is_empty());
     system_prompt_from(var.as_deref().map(Path::new))
 }
 
+/// [`load_system_prompt`] with the error as its one-line text, the form the `doctor` report
+/// takes.
+pub fn system_prompt() -> Result<SystemPrompt, String> {
+    load_system_prompt().map_err(|e| e.to_string())
+}
+
 /// [`system_prompt`] with the override given explicitly (`None`: embedded).
 ///
-/// Errors: `REACTOR_SKILL_PATH: cannot read <path>: <io error>`,
+/// Errors: [`SkillError`]: `REACTOR_SKILL_PATH: cannot read <path>: <io error>`,
 /// `REACTOR_SKILL_PATH: <path> is larger than 1 MiB`,
 /// `REACTOR_SKILL_PATH: <path> is not valid UTF-8`, `REACTOR_SKILL_PATH: <path> is empty`.
 /// A directory without a readable `SKILL.md` is a read error naming `<dir>/SKILL.md`.
-pub fn system_prompt_from(skill_path: Option<&Path>) -> Result<SystemPrompt, String> {
+pub fn system_prompt_from(skill_path: Option<&Path>) -> Result<SystemPrompt, SkillError> {
     let Some(path) = skill_path else {
         return Ok(SystemPrompt {
             text: EMBEDDED_SYSTEM_PROMPT.trim_end().to_string(),
@@ -72,21 +105,26 @@ pub fn system_prompt_from(skill_path: Option<&Path>) -> Result<SystemPrompt, Str
     } else {
         path.to_path_buf()
     };
-    let shown = file.display();
-    let err = |detail: String| format!("{SKILL_PATH_ENV}: {detail}");
-    let meta = std::fs::metadata(&file).map_err(|e| err(format!("cannot read {shown}: {e}")))?;
+    let shown = file.display().to_string();
+    let read = |source| SkillError::Read {
+        path: shown.clone(),
+        source,
+    };
+    let meta = std::fs::metadata(&file).map_err(read)?;
     if !meta.is_file() {
-        return Err(err(format!("cannot read {shown}: not a regular file")));
+        return Err(SkillError::NotRegularFile(shown));
     }
     if meta.len() > MAX_SKILL_BYTES {
-        return Err(err(format!("{shown} is larger than 1 MiB")));
+        return Err(SkillError::TooLarge(shown));
     }
-    let bytes = std::fs::read(&file).map_err(|e| err(format!("cannot read {shown}: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|_| err(format!("{shown} is not valid UTF-8")))?;
+    let bytes = std::fs::read(&file).map_err(read)?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(SkillError::NotUtf8(shown));
+    };
     let text = text.replace("\r\n", "\n");
     let text = text.trim_end();
     if text.trim().is_empty() {
-        return Err(err(format!("{shown} is empty")));
+        return Err(SkillError::Empty(shown));
     }
     Ok(SystemPrompt {
         text: text.to_string(),
@@ -485,27 +523,34 @@ mod tests {
         let p = system_prompt_from(Some(d.path())).unwrap();
         assert_eq!(p.text, "from dir");
         let empty = tempfile::tempdir().unwrap();
-        let e = system_prompt_from(Some(empty.path())).unwrap_err();
+        let e = system_prompt_from(Some(empty.path()))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("REACTOR_SKILL_PATH: cannot read "), "{e}");
         assert!(e.contains("SKILL.md"), "{e}");
-        let e = system_prompt_from(Some(Path::new("/nonexistent/skill.md"))).unwrap_err();
+        let e = system_prompt_from(Some(Path::new("/nonexistent/skill.md")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read /nonexistent/skill.md"), "{e}");
         std::fs::write(&f, [0xff, 0xfe, 0x00]).unwrap();
         assert!(
             system_prompt_from(Some(&f))
                 .unwrap_err()
+                .to_string()
                 .ends_with("is not valid UTF-8")
         );
         std::fs::write(&f, " \n\t\n").unwrap();
         assert!(
             system_prompt_from(Some(&f))
                 .unwrap_err()
+                .to_string()
                 .ends_with("is empty")
         );
         std::fs::write(&f, vec![b'a'; (MAX_SKILL_BYTES + 1) as usize]).unwrap();
         assert!(
             system_prompt_from(Some(&f))
                 .unwrap_err()
+                .to_string()
                 .ends_with("is larger than 1 MiB")
         );
     }

@@ -17,6 +17,7 @@
 //! The reconciler sanitizes reasons, normalizes the tree, fingerprints, gates and commits.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +40,7 @@ use super::prompt::{
 };
 use super::sandbox::{DEFAULT_SHELL_TIMEOUT, SandboxError, SandboxRunner};
 use super::tools::{
-    self, FINISH, FinishSignal, FinishStatus, MAX_WRITE_BYTES, SHELL_EXEC, WM_LIST,
+    self, FINISH, FinishSignal, FinishStatus, MAX_WRITE_BYTES, SHELL_EXEC, ToolError, WM_LIST,
     WM_LIST_UPSTREAM, WM_READ, WM_READ_UPSTREAM, WS_DELETE, WS_LIST, WS_READ, WS_WRITE, Workspace,
 };
 use crate::model::ModelClient;
@@ -139,6 +140,15 @@ impl RenderSettings {
 /// Supplies the [`NodeBrief`] of a node id (`None`: unknown node, the render fails).
 pub type BriefProvider = dyn Fn(&str) -> Option<NodeBrief> + Send + Sync;
 
+/// A node without a brief: the compiled topology does not describe it, so there is no contract
+/// view to render from (the failed receipt's reason).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no contract view for node '{node}': the compiled topology does not describe it")]
+pub struct NoBrief {
+    /// The node id.
+    pub node: String,
+}
+
 /// The agent-loop render (RUNTIME.md §8). Shared between worker threads; one instance serves
 /// every node of a reactor.
 pub struct AgentRender {
@@ -228,17 +238,15 @@ impl AgentRender {
     /// settings, the three system blocks, the pointer input and the tools. Every later turn
     /// extends its messages.
     ///
-    /// Errors: no brief for the node.
-    pub fn initial_request(&self, ctx: &RenderContext<'_>) -> Result<ModelRequest, String> {
+    /// Errors: [`NoBrief`].
+    pub fn initial_request(&self, ctx: &RenderContext<'_>) -> Result<ModelRequest, NoBrief> {
         let brief = self.brief(ctx.node)?;
         Ok(self.request_for(ctx, &brief))
     }
 
-    fn brief(&self, node: &str) -> Result<NodeBrief, String> {
-        (self.briefs)(node).ok_or_else(|| {
-            format!(
-                "no contract view for node '{node}': the compiled topology does not describe it"
-            )
+    fn brief(&self, node: &str) -> Result<NodeBrief, NoBrief> {
+        (self.briefs)(node).ok_or_else(|| NoBrief {
+            node: node.to_string(),
         })
     }
 
@@ -331,9 +339,9 @@ fn ok(v: Value) -> Step {
     }
 }
 
-fn err(message: impl Into<String>) -> Step {
+fn err(message: impl std::fmt::Display) -> Step {
     Step::Result {
-        content: json!({"error": message.into()}).to_string(),
+        content: json!({"error": message.to_string()}).to_string(),
         is_error: true,
     }
 }
@@ -354,7 +362,7 @@ fn arg_str<'v>(args: &'v Value, key: &str) -> Option<&'v str> {
     args.get(key).and_then(Value::as_str)
 }
 
-fn arg_offset(args: &Value) -> Result<Option<u64>, String> {
+fn arg_offset(args: &Value) -> Result<Option<u64>, ToolError> {
     match args.get("offset") {
         None | Some(Value::Null) => Ok(None),
         Some(v) => {
@@ -363,7 +371,7 @@ fn arg_offset(args: &Value) -> Result<Option<u64>, String> {
             }
             match v.as_f64() {
                 Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 9.0e15 => Ok(Some(f as u64)),
-                _ => Err("offset must be a non-negative integer".into()),
+                _ => Err(ToolError::Offset),
             }
         }
     }
@@ -404,24 +412,17 @@ fn lossy_capped(bytes: &[u8]) -> String {
 }
 
 impl Session<'_, '_> {
-    fn upstream_tree(&mut self, producer: &str) -> Result<&FileTree, String> {
+    fn upstream_tree(&mut self, producer: &str) -> Result<&FileTree, ToolError> {
         if !self.ctx.upstream.producers().iter().any(|p| p == producer) {
-            return Err(format!(
-                "producer '{producer}' is not an input of node '{}'",
-                self.ctx.node
-            ));
+            return Err(ToolError::NotAnInput {
+                producer: producer.to_string(),
+                node: self.ctx.node.to_string(),
+            });
         }
-        if !self.upstream.contains_key(producer) {
-            let tree = self
-                .ctx
-                .upstream
-                .read(producer)
-                .map_err(|e| e.to_string())?;
-            self.upstream.insert(producer.to_string(), tree);
-        }
-        self.upstream
-            .get(producer)
-            .ok_or_else(|| format!("cannot read producer '{producer}'"))
+        Ok(match self.upstream.entry(producer.to_string()) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(self.ctx.upstream.read(producer)?),
+        })
     }
 
     fn execute(&mut self, call: &ToolCall) -> Step {
@@ -528,14 +529,11 @@ impl Session<'_, '_> {
         let bytes = match arg_str(args, "encoding") {
             Some("base64") => {
                 if content.len() > MAX_WRITE_BYTES / 3 * 4 + 8 {
-                    return err(format!(
-                        "content is larger than {} MiB",
-                        MAX_WRITE_BYTES / (1024 * 1024)
-                    ));
+                    return err(ToolError::EncodedContentTooLarge);
                 }
                 match base64::engine::general_purpose::STANDARD.decode(content.trim()) {
                     Ok(b) => b,
-                    Err(_) => return err("content is not valid base64"),
+                    Err(_) => return err(ToolError::NotBase64),
                 }
             }
             _ => content.as_bytes().to_vec(),
@@ -550,7 +548,7 @@ impl Session<'_, '_> {
     /// the render).
     fn shell_exec(&self, command: &str) -> Step {
         let Some(runner) = self.sandbox else {
-            return err("command execution is disabled (sandbox.mode is none)");
+            return err(ToolError::ShellDisabled);
         };
         match runner.exec(command, self.ws.root(), self.shell_timeout) {
             Ok(out) => ok(json!({
@@ -647,7 +645,7 @@ impl Render for AgentRender {
         };
         let brief = match self.brief(ctx.node) {
             Ok(b) => b,
-            Err(e) => return fail(e, None),
+            Err(e) => return fail(e.to_string(), None),
         };
         let dir = self.work_dir(ctx.node);
         let ws = match Workspace::seed(&dir, ctx.prior) {

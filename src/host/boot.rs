@@ -41,7 +41,8 @@ impl ModelPlan {
     pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
         let config = ProviderConfig::resolve(&project.provider_settings())
             .map_err(|e| HostError::config(e.to_string()))?;
-        let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
+        let prompt = crate::agent::prompt::load_system_prompt()
+            .map_err(|e| HostError::config(e.to_string()))?;
         Ok(ModelPlan {
             config,
             prompt,

@@ -210,28 +210,37 @@ impl Freshness {
     }
 }
 
+/// Why [`cache_key`] cannot compute a key; `Display` is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheKeyError {
+    /// `contracts invalid: <load error>`.
+    #[error("contracts invalid: {0}")]
+    Contracts(#[from] crate::contract::ContractError),
+    /// A `REACTOR_SKILL_PATH` problem.
+    #[error(transparent)]
+    Skill(#[from] crate::agent::SkillError),
+    /// A provider configuration error, or `model.compile_model is required for provider '<p>'`.
+    #[error(transparent)]
+    Provider(#[from] crate::model::ConfigError),
+}
+
 /// The compile cache key of a reactor (HOST.md §6.3), computed offline and keylessly: the
 /// contract-set fingerprint of `contracts_dir`, the SDK version (with the `+skill.` suffix when
 /// `REACTOR_SKILL_PATH` replaces the system prompt) and the resolved compile model.
 ///
-/// Errors (one line): `contracts invalid: <load error>`, a `REACTOR_SKILL_PATH` problem, a
-/// provider configuration error, or `model.compile_model is required for provider '<p>'`.
+/// Errors: [`CacheKeyError`].
 pub fn cache_key(
     contracts_dir: &std::path::Path,
     settings: &crate::model::ProviderSettings,
-) -> Result<crate::compile::CacheKey, String> {
-    let set = crate::contract::ContractSet::load(contracts_dir)
-        .map_err(|e| format!("contracts invalid: {e}"))?;
-    let prompt = crate::agent::prompt::system_prompt()?;
+) -> Result<crate::compile::CacheKey, CacheKeyError> {
+    let set = crate::contract::ContractSet::load(contracts_dir)?;
+    let prompt = crate::agent::prompt::load_system_prompt()?;
     let replaced = match prompt.source {
         crate::agent::PromptSource::File(_) => Some(prompt.text.as_str()),
         crate::agent::PromptSource::Embedded => None,
     };
-    let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
-    let model = config
-        .require_compile_model()
-        .map_err(|e| e.to_string())?
-        .to_string();
+    let config = crate::model::ProviderConfig::resolve(settings)?;
+    let model = config.require_compile_model()?.to_string();
     Ok(crate::compile::CacheKey {
         contract_set_fingerprint: set.fingerprint(),
         sdk_version: crate::compile::sdk_version(replaced),
@@ -259,7 +268,7 @@ pub fn compile_freshness(
                 ManifestRead::Unreadable(m) => {
                     Freshness::Stale(format!("manifest unreadable: {m}"))
                 }
-                _ => Freshness::Unknown(e),
+                _ => Freshness::Unknown(e.to_string()),
             };
         }
     };

@@ -276,6 +276,23 @@ pub struct ModelResponse {
     pub stop_reason: Option<String>,
 }
 
+/// Why a compile session's response holds no structured answer (the repair turn's text).
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The provider cut the answer at its output budget.
+    #[error("answer was truncated at the output limit")]
+    Truncated,
+    /// The `submit_*` call's arguments are not JSON.
+    #[error("answer is not JSON")]
+    RawArguments,
+    /// The text is not JSON.
+    #[error("answer is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    /// Neither a `submit_*` call nor text.
+    #[error("no answer in the response")]
+    Missing,
+}
+
 impl ModelResponse {
     /// Whether the provider cut the answer at its output budget (`length` on Chat Completions,
     /// `max_tokens` on Messages); a compile session counts such an answer as invalid
@@ -291,24 +308,21 @@ impl ModelResponse {
     /// when there is one (Anthropic Messages), otherwise the text parsed as JSON
     /// (Chat Completions).
     ///
-    /// Errors (one line, for the repair turn): `answer is not JSON: <parser error>`,
-    /// `answer was truncated at the output limit`, `no answer in the response`.
-    pub fn structured_answer(&self, schema: &OutputSchema) -> Result<Value, String> {
+    /// Errors: [`AnswerError`] (one line, for the repair turn).
+    pub fn structured_answer(&self, schema: &OutputSchema) -> Result<Value, AnswerError> {
         if self.truncated() {
-            return Err("answer was truncated at the output limit".to_string());
+            return Err(AnswerError::Truncated);
         }
         let submit = schema.submit_tool_name();
         if let Some(call) = self.tool_calls.iter().find(|c| c.name == submit) {
             return match &call.arguments {
                 ToolArguments::Json(v) => Ok(v.clone()),
-                ToolArguments::Raw(_) => Err("answer is not JSON".to_string()),
+                ToolArguments::Raw(_) => Err(AnswerError::RawArguments),
             };
         }
         match self.text.as_deref().map(str::trim) {
-            Some(t) if !t.is_empty() => {
-                serde_json::from_str(t).map_err(|e| format!("answer is not JSON: {e}"))
-            }
-            _ => Err("no answer in the response".to_string()),
+            Some(t) if !t.is_empty() => serde_json::from_str(t).map_err(AnswerError::NotJson),
+            _ => Err(AnswerError::Missing),
         }
     }
 
@@ -460,6 +474,7 @@ mod tests {
         assert!(
             r.structured_answer(&schema)
                 .unwrap_err()
+                .to_string()
                 .starts_with("answer is not JSON")
         );
         let r = ModelResponse {
@@ -470,12 +485,14 @@ mod tests {
         assert!(
             r.structured_answer(&schema)
                 .unwrap_err()
+                .to_string()
                 .contains("truncated")
         );
         assert_eq!(
             ModelResponse::default()
                 .structured_answer(&schema)
-                .unwrap_err(),
+                .unwrap_err()
+                .to_string(),
             "no answer in the response"
         );
     }

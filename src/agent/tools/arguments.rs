@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::finish_schema;
+use super::{PathError, ToolError, finish_schema};
 use crate::format::jsonschema::{self, MemberOrder, Options, ViolationKind};
 use crate::format::opwm::{OpwmError, normalize_path};
 
@@ -27,9 +27,9 @@ fn type_name(v: &Value) -> &'static str {
 /// Members are checked required-first: absent required members, unknown members, then the
 /// members in argument order.
 ///
-/// Errors: the first violation, one line naming the JSON path
+/// Errors: [`ToolError::Arguments`], the first violation with its JSON path
 /// (`$.status: expected one of "done", "failed"`).
-pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+pub fn validate(schema: &Value, value: &Value) -> Result<(), ToolError> {
     let options = Options {
         order: MemberOrder::RequiredFirst,
         max_items: None,
@@ -39,30 +39,30 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), String> {
     let Some(v) = report.violations.first() else {
         return Ok(());
     };
-    Err(match &v.kind {
-        ViolationKind::Type { expected, found } => format!(
-            "{}: expected {}, got {}",
-            v.path,
-            expected.join(" or "),
-            type_name(found)
-        ),
+    let problem = match &v.kind {
+        ViolationKind::Type { expected, found } => {
+            format!(
+                "expected {}, got {}",
+                expected.join(" or "),
+                type_name(found)
+            )
+        }
         ViolationKind::Enum { allowed, .. } => {
             let shown: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            format!("{}: expected one of {}", v.path, shown.join(", "))
+            format!("expected one of {}", shown.join(", "))
         }
         ViolationKind::Missing { key } => format!(
-            "{}: missing required property {}",
-            v.path,
+            "missing required property {}",
             Value::String(key.to_string())
         ),
-        ViolationKind::Unknown { key } => format!(
-            "{}: unknown property {}",
-            v.path,
-            Value::String(key.to_string())
-        ),
-        ViolationKind::TooManyItems { len, max } => {
-            format!("{}: has {len} items (at most {max})", v.path)
+        ViolationKind::Unknown { key } => {
+            format!("unknown property {}", Value::String(key.to_string()))
         }
+        ViolationKind::TooManyItems { len, max } => format!("has {len} items (at most {max})"),
+    };
+    Err(ToolError::Arguments {
+        path: v.path.to_string(),
+        problem,
     })
 }
 
@@ -96,7 +96,7 @@ pub struct FinishSignal {
 /// `null`), and a node without attested ids accepts an absent, `null` or empty `attestations`.
 ///
 /// Errors: the schema violation (see [`validate`]).
-pub fn parse_finish(args: &Value, attested: &[String]) -> Result<FinishSignal, String> {
+pub fn parse_finish(args: &Value, attested: &[String]) -> Result<FinishSignal, ToolError> {
     let mut args = args.clone();
     let mut schema = finish_schema(attested);
     if let Value::Object(obj) = &mut args {
@@ -154,27 +154,22 @@ pub fn parse_finish(args: &Value, attested: &[String]) -> Result<FinishSignal, S
 /// Normalizes a path given to a tool (RUNTIME.md §8.2, §8.5): `\` → `/`, empty and `.`
 /// segments dropped.
 ///
-/// Errors: empty, NUL, absolute (`/x`, `\x`, `C:…`) and `..` paths, with a message for the
-/// model.
-pub fn tool_path(raw: &str) -> Result<String, String> {
-    let quoted = || Value::String(raw.to_string());
+/// Errors: [`PathError`] for empty, NUL, absolute (`/x`, `\x`, `C:…`) and `..` paths.
+pub fn tool_path(raw: &str) -> Result<String, PathError> {
     if raw.is_empty() {
-        return Err("path is empty".into());
+        return Err(PathError::Empty);
     }
     if raw.contains('\0') {
-        return Err("path contains a NUL character".into());
+        return Err(PathError::Nul);
     }
     let b = raw.as_bytes();
     let drive = b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':';
     if raw.starts_with('/') || raw.starts_with('\\') || drive {
-        return Err(format!(
-            "path {} is absolute; use a path relative to the workspace",
-            quoted()
-        ));
+        return Err(PathError::Absolute(raw.to_string()));
     }
     normalize_path(raw).map_err(|e| match e {
-        OpwmError::DotDot(_) => format!("path {} leaves the workspace (contains '..')", quoted()),
-        OpwmError::EmptyPath(_) => format!("path {} is empty after normalization", quoted()),
-        other => other.to_string(),
+        OpwmError::DotDot(_) => PathError::LeavesWorkspace(raw.to_string()),
+        OpwmError::EmptyPath(_) => PathError::EmptyAfterNormalization(raw.to_string()),
+        other => PathError::Invalid(other),
     })
 }

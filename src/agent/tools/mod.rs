@@ -8,11 +8,13 @@
 //! (flagged as errors), never aborts.
 
 mod arguments;
+mod error;
 mod results;
 mod specs;
 mod workspace;
 
 pub use arguments::{FinishSignal, FinishStatus, parse_finish, tool_path, validate};
+pub use error::{PathError, ToolError};
 pub use results::{file_list, read_page};
 pub use specs::{finish_schema, tool_specs};
 pub use workspace::{HarvestError, Workspace};

@@ -3,29 +3,32 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::MAX_READ_BYTES;
+use super::{MAX_READ_BYTES, ToolError};
 
 /// One page of a file as a read result: `{"path", "bytes", "encoding", "content", "truncated",
 /// "next_offset"?}`. `bytes` is the whole file's size; `offset` and `next_offset` count bytes.
 /// A file that is valid UTF-8 is returned as text (pages end on character boundaries); any
 /// other file as base64 of the raw bytes.
 ///
-/// Errors: an offset past the end, or inside a UTF-8 character.
-pub fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value, String> {
+/// Errors: [`ToolError::OffsetPastEnd`], [`ToolError::OffsetInsideCharacter`].
+pub fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value, ToolError> {
     let total = bytes.len();
     let off = offset.unwrap_or(0);
     if off > total as u64 {
-        return Err(format!(
-            "offset {off} is past the end of {path} ({total} bytes)"
-        ));
+        return Err(ToolError::OffsetPastEnd {
+            offset: off,
+            path: path.to_string(),
+            total,
+        });
     }
     let off = off as usize;
     let (encoding, content, end) = match std::str::from_utf8(bytes) {
         Ok(text) => {
             if !text.is_char_boundary(off) {
-                return Err(format!(
-                    "offset {off} is inside a UTF-8 character of {path}; use a next_offset value"
-                ));
+                return Err(ToolError::OffsetInsideCharacter {
+                    offset: off,
+                    path: path.to_string(),
+                });
             }
             let mut end = (off + MAX_READ_BYTES).min(total);
             while !text.is_char_boundary(end) {

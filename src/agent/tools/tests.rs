@@ -2,7 +2,21 @@
 
 use super::*;
 use crate::model::types::ToolSpec;
-use serde_json::json;
+use serde_json::{Value, json};
+
+// The checks as the model reads them: errors as their one-line text.
+fn validate(schema: &Value, value: &Value) -> Result<(), String> {
+    super::validate(schema, value).map_err(|e| e.to_string())
+}
+fn parse_finish(args: &Value, attested: &[String]) -> Result<FinishSignal, String> {
+    super::parse_finish(args, attested).map_err(|e| e.to_string())
+}
+fn tool_path(raw: &str) -> Result<String, String> {
+    super::tool_path(raw).map_err(|e| e.to_string())
+}
+fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value, String> {
+    super::read_page(path, bytes, offset).map_err(|e| e.to_string())
+}
 
 #[test]
 fn validator_follows_the_schemas() {
@@ -175,14 +189,19 @@ fn workspace_confinement_and_limits() {
     assert!(
         ws.write("dir", b"x")
             .unwrap_err()
+            .to_string()
             .contains("is a directory")
     );
     assert!(
         ws.write("big", &vec![0u8; MAX_WRITE_BYTES + 1])
             .unwrap_err()
+            .to_string()
             .contains("at most 4 MiB")
     );
-    assert_eq!(ws.read("missing").unwrap_err(), "not found: missing");
+    assert_eq!(
+        ws.read("missing").unwrap_err().to_string(),
+        "not found: missing"
+    );
     assert_eq!(ws.delete("missing").unwrap(), ("missing".into(), false));
     assert_eq!(ws.delete("dir/a.txt").unwrap(), ("dir/a.txt".into(), true));
     #[cfg(unix)]
@@ -195,14 +214,21 @@ fn workspace_confinement_and_limits() {
         assert!(
             ws.read("link/secret")
                 .unwrap_err()
+                .to_string()
                 .contains("symbolic link")
         );
         assert!(
             ws.write("link/new", b"x")
                 .unwrap_err()
+                .to_string()
                 .contains("symbolic link")
         );
-        assert!(ws.read("flink").unwrap_err().contains("symbolic link"));
+        assert!(
+            ws.read("flink")
+                .unwrap_err()
+                .to_string()
+                .contains("symbolic link")
+        );
         assert!(!outside.join("new").exists());
         // Harvest ignores the links.
         let tree = ws.harvest().unwrap();
@@ -227,6 +253,7 @@ fn harvest_limits() {
     assert!(
         ws.write("one-more", b"x")
             .unwrap_err()
+            .to_string()
             .contains("10000 files")
     );
     let ws = Workspace::seed(&d.path().join("w"), &Vec::new()).unwrap();
@@ -240,7 +267,12 @@ fn harvest_limits() {
         ws.harvest().unwrap_err().to_string(),
         "world-model too large: more than 64 MiB in total"
     );
-    assert!(ws.write("x", b"x").unwrap_err().contains("64 MiB"));
+    assert!(
+        ws.write("x", b"x")
+            .unwrap_err()
+            .to_string()
+            .contains("64 MiB")
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -266,5 +298,32 @@ fn harvest_rejects_non_utf8_names_and_collisions() {
             .unwrap_err()
             .to_string()
             .starts_with("render produced an invalid file tree: duplicate path")
+    );
+}
+
+#[test]
+fn tool_paths_are_confined_with_a_message_for_the_model() {
+    assert_eq!(tool_path("a\\b/./c//d").unwrap(), "a/b/c/d");
+    assert_eq!(tool_path("").unwrap_err(), "path is empty");
+    assert_eq!(
+        tool_path("a\0b").unwrap_err(),
+        "path contains a NUL character"
+    );
+    for abs in ["/etc/passwd", "\\x", "C:x"] {
+        assert_eq!(
+            tool_path(abs).unwrap_err(),
+            format!(
+                "path {} is absolute; use a path relative to the workspace",
+                Value::String(abs.into())
+            )
+        );
+    }
+    assert_eq!(
+        tool_path("a/../../b").unwrap_err(),
+        "path \"a/../../b\" leaves the workspace (contains '..')"
+    );
+    assert_eq!(
+        tool_path("./.").unwrap_err(),
+        "path \"./.\" is empty after normalization"
     );
 }

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::{MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, MAX_WRITE_BYTES, tool_path};
+use super::{
+    MAX_DEPTH, MAX_FILES, MAX_TOTAL_BYTES, MAX_WRITE_BYTES, PathError, ToolError, tool_path,
+};
 use crate::format::opwm::{FileTree, OpwmError, normalize_tree};
 
 /// Why harvesting failed; `Display` is the failed receipt's reason (RUNTIME.md §8.2).
@@ -42,24 +42,20 @@ pub struct Workspace {
     root: PathBuf,
 }
 
-fn io_text(e: &std::io::Error) -> String {
-    e.to_string()
-}
-
 impl Workspace {
     /// Removes `root` if it exists, recreates it and fills it with `prior` (normalized relative
-    /// paths). Errors: one line for the failed receipt.
-    pub fn seed(root: &Path, prior: &FileTree) -> Result<Workspace, String> {
-        remove_path(root).map_err(|e| format!("cannot clear {}: {e}", root.display()))?;
-        std::fs::create_dir_all(root)
-            .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    /// paths). Errors: [`ToolError`] (its text is the failed receipt's reason).
+    pub fn seed(root: &Path, prior: &FileTree) -> Result<Workspace, ToolError> {
+        let shown = root.display().to_string();
+        remove_path(root).map_err(ToolError::io("clear", shown.clone()))?;
+        std::fs::create_dir_all(root).map_err(ToolError::io("create", shown))?;
         let ws = Workspace {
             root: root.to_path_buf(),
         };
         for (path, bytes) in prior {
             let (norm, abs) = ws.resolve(path)?;
             ws.prepare(&norm, true)?;
-            std::fs::write(&abs, bytes).map_err(|e| format!("cannot write {norm}: {e}"))?;
+            std::fs::write(&abs, bytes).map_err(ToolError::io("write", norm))?;
         }
         Ok(ws)
     }
@@ -75,7 +71,7 @@ impl Workspace {
     }
 
     /// Resolves a tool path to `(normalized path, absolute path)` (see [`tool_path`]).
-    pub fn resolve(&self, raw: &str) -> Result<(String, PathBuf), String> {
+    pub fn resolve(&self, raw: &str) -> Result<(String, PathBuf), PathError> {
         let norm = tool_path(raw)?;
         let mut abs = self.root.clone();
         for seg in norm.split('/') {
@@ -86,7 +82,7 @@ impl Workspace {
 
     /// Checks every component of `norm` (never a symbolic link; intermediate components must be
     /// directories) and, with `create`, creates missing parent directories.
-    fn prepare(&self, norm: &str, create: bool) -> Result<(), String> {
+    fn prepare(&self, norm: &str, create: bool) -> Result<(), ToolError> {
         let segs: Vec<&str> = norm.split('/').collect();
         let mut cur = self.root.clone();
         for (i, seg) in segs.iter().enumerate() {
@@ -95,13 +91,14 @@ impl Workspace {
             let shown = segs[..=i].join("/");
             match std::fs::symlink_metadata(&cur) {
                 Ok(m) if m.file_type().is_symlink() => {
-                    return Err(format!(
-                        "path {} goes through a symbolic link ({shown})",
-                        Value::String(norm.to_string())
-                    ));
+                    return Err(PathError::SymbolicLink {
+                        path: norm.to_string(),
+                        at: shown,
+                    }
+                    .into());
                 }
                 Ok(m) if !last && !m.is_dir() => {
-                    return Err(format!("{shown} is a file, not a directory"));
+                    return Err(PathError::FileInTheWay(shown).into());
                 }
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -111,10 +108,9 @@ impl Workspace {
                     if !create {
                         return Ok(());
                     }
-                    std::fs::create_dir(&cur)
-                        .map_err(|e| format!("cannot create directory {shown}: {}", io_text(&e)))?;
+                    std::fs::create_dir(&cur).map_err(ToolError::io("create directory", shown))?;
                 }
-                Err(e) => return Err(format!("cannot inspect {shown}: {}", io_text(&e))),
+                Err(e) => return Err(ToolError::io("inspect", shown)(e)),
             }
         }
         Ok(())
@@ -187,33 +183,26 @@ impl Workspace {
 
     /// The workspace's regular files as `(path, bytes)` in walk order.
     ///
-    /// Errors: as [`Workspace::harvest`], as one line.
-    pub fn list(&self) -> Result<Vec<(String, u64)>, String> {
-        Ok(self
-            .walk()
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .map(|f| (f.rel, f.len))
-            .collect())
+    /// Errors: as [`Workspace::harvest`].
+    pub fn list(&self) -> Result<Vec<(String, u64)>, ToolError> {
+        Ok(self.walk()?.into_iter().map(|f| (f.rel, f.len)).collect())
     }
 
     /// Reads a workspace file. Errors: `not found: <path>`, a directory, a symbolic link, a
     /// file larger than the world-model limit.
-    pub fn read(&self, raw: &str) -> Result<(String, Vec<u8>), String> {
+    pub fn read(&self, raw: &str) -> Result<(String, Vec<u8>), ToolError> {
         let (norm, abs) = self.resolve(raw)?;
         self.prepare(&norm, false)?;
         match std::fs::symlink_metadata(&abs) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!("not found: {norm}")),
-            Err(e) => Err(format!("cannot read {norm}: {}", io_text(&e))),
-            Ok(m) if m.is_dir() => Err(format!("{norm} is a directory")),
-            Ok(m) if !m.is_file() => Err(format!("{norm} is not a regular file")),
-            Ok(m) if m.len() > MAX_TOTAL_BYTES => Err(format!(
-                "{norm} is larger than {} MiB",
-                MAX_TOTAL_BYTES / (1024 * 1024)
-            )),
-            Ok(_) => std::fs::read(&abs)
-                .map(|b| (norm.clone(), b))
-                .map_err(|e| format!("cannot read {norm}: {}", io_text(&e))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::NotFound(norm)),
+            Err(e) => Err(ToolError::io("read", norm)(e)),
+            Ok(m) if m.is_dir() => Err(ToolError::IsDirectory(norm)),
+            Ok(m) if !m.is_file() => Err(ToolError::NotRegularFile(norm)),
+            Ok(m) if m.len() > MAX_TOTAL_BYTES => Err(ToolError::FileTooLarge(norm)),
+            Ok(_) => match std::fs::read(&abs) {
+                Ok(b) => Ok((norm, b)),
+                Err(e) => Err(ToolError::io("read", norm)(e)),
+            },
         }
     }
 
@@ -221,23 +210,19 @@ impl Workspace {
     ///
     /// Errors: content over [`MAX_WRITE_BYTES`]; a write that would take the workspace past
     /// [`MAX_FILES`] or [`MAX_TOTAL_BYTES`]; a directory in the way; confinement errors.
-    pub fn write(&self, raw: &str, bytes: &[u8]) -> Result<(String, u64), String> {
+    pub fn write(&self, raw: &str, bytes: &[u8]) -> Result<(String, u64), ToolError> {
         if bytes.len() > MAX_WRITE_BYTES {
-            return Err(format!(
-                "content is {} bytes; at most {} MiB per ws_write",
-                bytes.len(),
-                MAX_WRITE_BYTES / (1024 * 1024)
-            ));
+            return Err(ToolError::ContentTooLarge(bytes.len()));
         }
         let (norm, abs) = self.resolve(raw)?;
         self.prepare(&norm, false)?;
         let existing = match std::fs::symlink_metadata(&abs) {
-            Ok(m) if m.is_dir() => return Err(format!("{norm} is a directory")),
+            Ok(m) if m.is_dir() => return Err(ToolError::IsDirectory(norm)),
             Ok(m) if m.is_file() => Some(m.len()),
-            Ok(_) => return Err(format!("{norm} is not a regular file")),
+            Ok(_) => return Err(ToolError::NotRegularFile(norm)),
             Err(_) => None,
         };
-        let files = self.walk().map_err(|e| e.to_string())?;
+        let files = self.walk()?;
         let count = files.len() + usize::from(existing.is_none());
         let total: u64 = files
             .iter()
@@ -246,36 +231,32 @@ impl Workspace {
             .saturating_sub(existing.unwrap_or(0))
             .saturating_add(bytes.len() as u64);
         if count > MAX_FILES {
-            return Err(format!(
-                "the workspace would hold more than {MAX_FILES} files"
-            ));
+            return Err(ToolError::TooManyFiles);
         }
         if total > MAX_TOTAL_BYTES {
-            return Err(format!(
-                "the workspace would exceed {} MiB",
-                MAX_TOTAL_BYTES / (1024 * 1024)
-            ));
+            return Err(ToolError::TooManyBytes);
         }
         self.prepare(&norm, true)?;
-        std::fs::write(&abs, bytes).map_err(|e| format!("cannot write {norm}: {}", io_text(&e)))?;
+        if let Err(e) = std::fs::write(&abs, bytes) {
+            return Err(ToolError::io("write", norm)(e));
+        }
         Ok((norm, bytes.len() as u64))
     }
 
     /// Deletes a file; `(path, false)` when it did not exist.
     ///
     /// Errors: a directory, a symbolic link, confinement errors.
-    pub fn delete(&self, raw: &str) -> Result<(String, bool), String> {
+    pub fn delete(&self, raw: &str) -> Result<(String, bool), ToolError> {
         let (norm, abs) = self.resolve(raw)?;
         self.prepare(&norm, false)?;
         match std::fs::symlink_metadata(&abs) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((norm, false)),
-            Err(e) => Err(format!("cannot delete {norm}: {}", io_text(&e))),
-            Ok(m) if m.is_dir() => Err(format!(
-                "{norm} is a directory; delete its files one by one"
-            )),
-            Ok(_) => std::fs::remove_file(&abs)
-                .map(|_| (norm.clone(), true))
-                .map_err(|e| format!("cannot delete {norm}: {}", io_text(&e))),
+            Err(e) => Err(ToolError::io("delete", norm)(e)),
+            Ok(m) if m.is_dir() => Err(ToolError::DeleteDirectory(norm)),
+            Ok(_) => match std::fs::remove_file(&abs) {
+                Ok(()) => Ok((norm, true)),
+                Err(e) => Err(ToolError::io("delete", norm)(e)),
+            },
         }
     }
 
