@@ -6,6 +6,8 @@
 //! The module map follows `ARCHITECTURE.md` in the repository root. Data flows one way:
 //! contracts → compile → core → store → replay → devtools; `host` wires the writers together.
 
+#![forbid(unsafe_code)]
+
 pub mod agent;
 pub mod compile;
 pub mod contract;

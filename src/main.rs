@@ -1,3 +1,7 @@
+//! The `reactor` binary: the host CLI, or the viewer when invoked as `reactor-devtools`.
+
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -1,4 +1,10 @@
 //! Durable file primitives (FORMATS.md §17): temp file + fsync + rename + directory fsync.
+//!
+//! Group commit (deferred durability) uses Linux `syncfs(2)` through `rustix`: deferred writes
+//! skip fsync and one [`sync_filesystem`] makes the group durable. Elsewhere there is no
+//! `syncfs`, so the deferred writes are durable at once (each file and its directory fsynced,
+//! as [`write_atomic`] does) and [`sync_filesystem`] only fsyncs the directory: the same order
+//! of durability, at the cost of one fsync per file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -46,7 +52,9 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// Writes `bytes` to `target` through a temporary file and a rename, **without** fsync: the
 /// group-commit path ([`crate::store::worldmodel::Durability::Deferred`]), made durable later by
-/// [`sync_filesystem`] before any receipt naming the file reaches the ledger.
+/// [`sync_filesystem`] before any receipt naming the file reaches the ledger. (Off Linux: as
+/// [`write_atomic`], see the module docs.)
+#[cfg(target_os = "linux")]
 pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path_for(target);
     let res = (|| {
@@ -61,21 +69,34 @@ pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
     res
 }
 
-unsafe extern "C" {
-    fn syncfs(fd: i32) -> i32;
+/// [`write_atomic_deferred`] without `syncfs`: durable at once.
+#[cfg(not(target_os = "linux"))]
+pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic(target, bytes)
 }
 
 /// Flushes every dirty file and directory of the file system holding `dir` to stable storage
 /// (Linux `syncfs(2)`): one call makes a whole group of deferred writes durable.
+#[cfg(target_os = "linux")]
 pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
     let d = File::open(dir)?;
-    // SAFETY: `syncfs` only reads the descriptor, which stays open for the call.
-    let rc = unsafe { syncfs(d.as_raw_fd()) };
-    if rc == 0 {
-        Ok(())
+    rustix::fs::syncfs(&d).map_err(io::Error::from)
+}
+
+/// [`sync_filesystem`] without `syncfs`: the deferred writes are already durable, so only
+/// `dir` itself is fsynced.
+#[cfg(not(target_os = "linux"))]
+pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+    fsync_dir(dir)
+}
+
+/// `mkdir -p` for the group-commit path: made durable by [`sync_filesystem`] on Linux, at once
+/// ([`create_dir_all_durable`]) elsewhere.
+pub fn create_dir_all_deferred(dir: &Path) -> io::Result<()> {
+    if cfg!(target_os = "linux") {
+        fs::create_dir_all(dir)
     } else {
-        Err(io::Error::last_os_error())
+        create_dir_all_durable(dir)
     }
 }
 

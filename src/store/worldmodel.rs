@@ -277,7 +277,7 @@ impl WorldModelStore {
             }
             Durability::Deferred => {
                 if !versions.is_dir() {
-                    std::fs::create_dir_all(&versions)?;
+                    fsutil::create_dir_all_deferred(&versions)?;
                 }
                 if !vfile.exists() {
                     fsutil::write_atomic_deferred(&vfile, artifact)?;
