@@ -18,6 +18,7 @@ pub mod host;
 pub mod http;
 pub mod model;
 pub mod replay;
+#[cfg(feature = "testing")]
 pub mod scenario;
 pub mod store;
 pub mod version;
