@@ -109,30 +109,14 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let count = trail.count_of(node);
     let last = trail.entries_of(node).last().cloned();
 
-    let (wake, contract, maintains, subs) = match (&topo, in_topology) {
-        (Some(t), true) => {
-            let wake = t
-                .topology
-                .nodes
-                .iter()
-                .find(|n| n.node == node)
-                .and_then(|n| n.wake_source)
-                .map(|w| w.as_str().to_string());
-            let subs: Vec<(String, String)> = t
-                .topology
-                .edges
-                .iter()
-                .filter(|e| e.subscriber == node)
-                .map(|e| (e.facet.clone(), e.producer.clone()))
-                .collect();
-            (
-                wake,
-                contract_of(t, node),
-                statedir::maintains(state_dir, &t.topology.index(), node),
-                subs,
-            )
-        }
-        _ => (None, None, Vec::new(), Vec::new()),
+    let Wiring {
+        wake,
+        contract,
+        maintains,
+        subs,
+    } = match (&topo, in_topology) {
+        (Some(t), true) => wiring(t, state_dir, node),
+        _ => Wiring::default(),
     };
     let version_state = published
         .as_ref()
@@ -155,23 +139,97 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         });
         output::print_json(&v)?;
     } else {
-        let mut r = Report::new(&format!("inspect {node}"));
-        if in_topology {
-            r.field("wake source", wake.as_deref().unwrap_or("?"));
-            r.field("contract", contract.as_deref().unwrap_or("?"));
-            r.field("maintains", format!("[{}]", maintains.join(", ")));
+        let shown = Shown {
+            node,
+            in_topology,
+            wake: wake.as_deref(),
+            contract: contract.as_deref(),
+            maintains: &maintains,
+            subs: &subs,
+            published: published.as_ref(),
+            version_state: version_state.as_ref(),
+            count,
+            rollup: &rollup,
+            last: last.as_ref(),
+            verdict: &verdict,
+        };
+        let r = shown.report();
+        output::write_stdout(r.as_str())?;
+    }
+    if a.strict && !verdict.ok {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where a node sits in the compiled topology: its wake source, contract fingerprint, the
+/// facets it maintains and its subscriptions `(facet, producer)`.
+#[derive(Default)]
+struct Wiring {
+    wake: Option<String>,
+    contract: Option<String>,
+    maintains: Vec<String>,
+    subs: Vec<(String, String)>,
+}
+
+fn wiring(t: &TopologyFile, state_dir: &std::path::Path, node: &str) -> Wiring {
+    let wake = t
+        .topology
+        .nodes
+        .iter()
+        .find(|n| n.node == node)
+        .and_then(|n| n.wake_source)
+        .map(|w| w.as_str().to_string());
+    let subs: Vec<(String, String)> = t
+        .topology
+        .edges
+        .iter()
+        .filter(|e| e.subscriber == node)
+        .map(|e| (e.facet.clone(), e.producer.clone()))
+        .collect();
+    Wiring {
+        wake,
+        contract: contract_of(t, node),
+        maintains: statedir::maintains(state_dir, &t.topology.index(), node),
+        subs,
+    }
+}
+
+/// What the text form of `inspect` shows (HOST.md §8.7).
+struct Shown<'a> {
+    node: &'a str,
+    in_topology: bool,
+    wake: Option<&'a str>,
+    contract: Option<&'a str>,
+    maintains: &'a [String],
+    subs: &'a [(String, String)],
+    published: Option<&'a crate::store::worldmodel::Published>,
+    version_state: Option<&'a VersionFile>,
+    count: usize,
+    rollup: &'a CostRollup,
+    last: Option<&'a crate::replay::trail::TrailEntry>,
+    verdict: &'a crate::format::receipt::ChainVerdict,
+}
+
+impl Shown<'_> {
+    fn report(&self) -> Report {
+        let mut r = Report::new(&format!("inspect {}", self.node));
+        if self.in_topology {
+            r.field("wake source", self.wake.unwrap_or("?"));
+            r.field("contract", self.contract.unwrap_or("?"));
+            r.field("maintains", format!("[{}]", self.maintains.join(", ")));
             r.line(2, "subscribes to:");
-            if subs.is_empty() {
+            if self.subs.is_empty() {
                 r.line(4, "(none)");
             }
-            for (f, p) in &subs {
+            for (f, p) in self.subs {
                 r.line(4, format!("{f} <- {p}"));
             }
         } else {
             r.field("known", "no (not in the compiled topology)");
         }
         r.line(2, "published:");
-        match &published {
+        match self.published {
             None => {
                 r.line(4, "(none — cold)");
             }
@@ -181,7 +239,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                 }
             }
         }
-        if let (Some(p), Some(vs)) = (&published, &version_state) {
+        if let (Some(p), Some(vs)) = (self.published, self.version_state) {
             let detail = match vs {
                 VersionFile::Files(n) => format!("({n} files)"),
                 VersionFile::Missing => "(version file missing)".to_string(),
@@ -189,29 +247,25 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             };
             r.field("version", format!("{} {detail}", short_token(&p.version)));
         }
-        r.field("receipts", count.to_string());
-        r.field("cost", rollup.total.pair());
+        r.field("receipts", self.count.to_string());
+        r.field("cost", self.rollup.total.pair());
         r.field(
             "last status",
-            last.as_ref().map(|e| e.status.as_str()).unwrap_or("(none)"),
+            self.last.map(|e| e.status.as_str()).unwrap_or("(none)"),
         );
-        if let Some(reason) = last.as_ref().and_then(|e| e.reason.as_deref()) {
+        if let Some(reason) = self.last.and_then(|e| e.reason.as_deref()) {
             r.field("last reason", reason);
         }
-        if verdict.ok {
-            r.field("chain", format!("ok ({} receipts)", verdict.length));
+        if self.verdict.ok {
+            r.field("chain", format!("ok ({} receipts)", self.verdict.length));
         } else {
             r.field("chain", "BROKEN");
-            for e in &verdict.errors {
+            for e in &self.verdict.errors {
                 r.line(4, format!("! {e}"));
             }
         }
-        output::write_stdout(r.as_str())?;
+        r
     }
-    if a.strict && !verdict.ok {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -15,11 +15,13 @@ use crate::host::connectors::{ConnectorKind, poll_gateway};
 use crate::host::daemon::{Daemon, router};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::HostedReactor;
+use crate::host::project::{Project, ReactorSpec};
 use crate::host::queue::TaskPool;
 use crate::host::rollup::CostRollup;
 use crate::http::{
     BearerAuth, SecondSignal, Server, ServerConfig, install_stop_signals, is_loopback_host,
 };
+use crate::model::{ApiKey, ModelClient};
 use crate::store::lock::StateLock;
 
 /// `reactor serve --help`.
@@ -249,17 +251,7 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     let offline = g.offline()?;
     let plan = ModelPlan::resolve(&project, offline)?;
     let key = plan.require_key(&project)?;
-    let token = match &a.auth_token_env {
-        Some(name) => match std::env::var(name) {
-            Ok(t) if t.chars().count() >= 16 => Some(t),
-            _ => {
-                return Err(HostError::config(format!(
-                    "--auth-token-env {name}: the variable is unset or shorter than 16 characters"
-                )));
-            }
-        },
-        None => None,
-    };
+    let token = auth_token(&a)?;
     let signals = install_stop_signals(SecondSignal::Exit {
         code: 1,
         message: Some("reactor serve — second signal: abandoning in-flight work.".into()),
@@ -275,54 +267,16 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     let since_start = Arc::new(Mutex::new(CostRollup::new()));
     let mut locks: Vec<StateLock> = Vec::new();
     let mut hosted: Vec<Arc<HostedReactor>> = Vec::new();
+    let booting = Booting {
+        project: &project,
+        plan: &plan,
+        client: &client,
+        key: key.as_ref(),
+        since_start: &since_start,
+    };
     for (i, spec) in project.reactors.iter().enumerate() {
         locks.push(boot::take_lock(&spec.state_dir)?);
-        boot::load_contracts(spec)?;
-        let reactor = boot::prepare(
-            &project,
-            spec,
-            &plan,
-            client.clone(),
-            key.as_ref(),
-            "compile failed",
-            |_| Ok(()),
-        )
-        .map_err(|e| match e.message.strip_prefix("compile failed: ") {
-            Some(rest) => HostError::new(
-                ErrorKind::Model,
-                format!(
-                    "compile failed (IR stale, refresh failed) for reactor \"{}\": {rest}",
-                    spec.name
-                ),
-            )
-            .with_hint("run `reactor compile` first to see the full report"),
-            None => e,
-        })?
-        .reactor;
-        let tap = since_start.clone();
-        reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
-        let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
-        let h = Arc::new(HostedReactor::new(
-            &spec.name,
-            i,
-            Arc::new(reactor),
-            gateways,
-        ));
-        let results = h
-            .reactor
-            .boot()
-            .map_err(|e| HostError::state(e.to_string()))?;
-        let count =
-            |d: crate::core::Disposition| results.iter().filter(|r| r.disposition == d).count();
-        out.line(&format!(
-            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
-            spec.name,
-            count(crate::core::Disposition::Rendered),
-            count(crate::core::Disposition::Skipped),
-            count(crate::core::Disposition::Failed)
-        ));
-        out.event(serde_json::json!({"event": "booted", "reactor": spec.name, "dispositions": crate::host::run::dispositions_json(&results)}));
-        hosted.push(h);
+        hosted.push(booting.reactor(spec, i, out)?);
         if signals.is_requested() {
             out.line("reactor serve — drained in-flight work; exiting.");
             out.event(serde_json::json!({"event": "stopped", "forced": false}));
@@ -337,56 +291,14 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         single: !project.multi,
         stopping: stopping.clone(),
     });
-    let mut server: Option<Server> = None;
-    let mut url: Option<String> = None;
-    if let Some(port) = a.http {
-        let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
-        let auth = token.as_deref().map(BearerAuth::new);
-        let s = Server::start(
-            ServerConfig {
-                host: host.clone(),
-                port,
-                // On a loopback bind, requests naming a foreign `Host` are refused (403), as in
-                // the viewer: a defence against DNS rebinding reaching POST /trigger.
-                ..ServerConfig::default()
-            },
-            router(daemon.clone(), auth),
-        )
-        .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
-        let bound = s.local_addr().port();
-        out.line(&format!("reactor serve — HTTP on {host}:{bound}"));
-        let loopback = is_loopback_host(&host);
-        out.event(serde_json::json!({"event": "listening", "url": client_url(&host, bound).trim_end_matches('/'), "loopback": loopback, "auth": token.is_some()}));
-        if !loopback {
-            let warning = match &a.auth_token_env {
-                None => format!(
-                    "WARNING: bound to {host} (not loopback) with NO auth — an unauthenticated POST /trigger/<node> can cause model spend. Put it behind a reverse proxy or network policy, or use --auth-token-env."
-                ),
-                Some(name) => format!(
-                    "WARNING: bound to {host} (not loopback); bearer-token auth is on (token from ${name}) but traffic is not encrypted — terminate TLS in front of it."
-                ),
-            };
-            out.line(&format!("  {warning}"));
-            out.event(serde_json::json!({"event": "warning", "message": warning}));
+    let (mut server, url) = match a.http {
+        Some(port) => {
+            let (s, url) = listen(&a, port, token.as_deref(), daemon.clone(), out)?;
+            (Some(s), Some(url))
         }
-        url = Some(client_url(&host, bound));
-        server = Some(s);
-    }
-    let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
-    for h in &hosted {
-        let record = serde_json::json!({
-            "pid": std::process::id(),
-            "url": url,
-            "reactor": h.name,
-            "prefix": if project.multi { format!("/{}", h.name) } else { String::new() },
-            "auth_token_env": a.auth_token_env,
-            "started_at": started_at,
-        });
-        let path = h.reactor.state_dir().join("serve.json");
-        serve_files
-            .write(path.clone(), &json::to_js_pretty(&record))
-            .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
-    }
+        None => (None, None),
+    };
+    write_serve_files(&a, &project, &hosted, url.as_deref(), &serve_files)?;
     out.line(&format!(
         "reactor serve — host booted ({} reactor(s); concurrency {}). Ctrl-C to stop.",
         hosted.len(),
@@ -427,6 +339,153 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     out.line("reactor serve — drained in-flight work; exiting.");
     out.event(serde_json::json!({"event": "stopped", "forced": false}));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The bearer token named by `--auth-token-env` (at least 16 characters), if any.
+fn auth_token(a: &Args) -> Result<Option<String>, HostError> {
+    let Some(name) = &a.auth_token_env else {
+        return Ok(None);
+    };
+    match std::env::var(name) {
+        Ok(t) if t.chars().count() >= 16 => Ok(Some(t)),
+        _ => Err(HostError::config(format!(
+            "--auth-token-env {name}: the variable is unset or shorter than 16 characters"
+        ))),
+    }
+}
+
+/// What booting each reactor of the project shares.
+struct Booting<'a> {
+    project: &'a Project,
+    plan: &'a ModelPlan,
+    client: &'a Arc<dyn ModelClient>,
+    key: Option<&'a ApiKey>,
+    since_start: &'a Arc<Mutex<CostRollup>>,
+}
+
+impl Booting<'_> {
+    /// Loads, compiles if stale, mounts and boots one reactor (HOST.md §9.2), reporting its
+    /// dispositions.
+    fn reactor(
+        &self,
+        spec: &ReactorSpec,
+        index: usize,
+        out: &Out,
+    ) -> Result<Arc<HostedReactor>, HostError> {
+        boot::load_contracts(spec)?;
+        let reactor = boot::prepare(
+            self.project,
+            spec,
+            self.plan,
+            self.client.clone(),
+            self.key,
+            "compile failed",
+            |_| Ok(()),
+        )
+        .map_err(|e| match e.message.strip_prefix("compile failed: ") {
+            Some(rest) => HostError::new(
+                ErrorKind::Model,
+                format!(
+                    "compile failed (IR stale, refresh failed) for reactor \"{}\": {rest}",
+                    spec.name
+                ),
+            )
+            .with_hint("run `reactor compile` first to see the full report"),
+            None => e,
+        })?
+        .reactor;
+        let tap = self.since_start.clone();
+        reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
+        let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
+        let h = Arc::new(HostedReactor::new(
+            &spec.name,
+            index,
+            Arc::new(reactor),
+            gateways,
+        ));
+        let results = h
+            .reactor
+            .boot()
+            .map_err(|e| HostError::state(e.to_string()))?;
+        let count =
+            |d: crate::core::Disposition| results.iter().filter(|r| r.disposition == d).count();
+        out.line(&format!(
+            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
+            spec.name,
+            count(crate::core::Disposition::Rendered),
+            count(crate::core::Disposition::Skipped),
+            count(crate::core::Disposition::Failed)
+        ));
+        out.event(serde_json::json!({"event": "booted", "reactor": spec.name, "dispositions": crate::host::run::dispositions_json(&results)}));
+        Ok(h)
+    }
+}
+
+/// Starts the HTTP surface (HOST.md §9.5) and reports it, with the warning for a non-loopback
+/// bind. Returns the server and its client URL.
+fn listen(
+    a: &Args,
+    port: u16,
+    token: Option<&str>,
+    daemon: Arc<Daemon>,
+    out: &Out,
+) -> Result<(Server, String), HostError> {
+    let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    let auth = token.map(BearerAuth::new);
+    let s = Server::start(
+        ServerConfig {
+            host: host.clone(),
+            port,
+            // On a loopback bind, requests naming a foreign `Host` are refused (403), as in
+            // the viewer: a defence against DNS rebinding reaching POST /trigger.
+            ..ServerConfig::default()
+        },
+        router(daemon, auth),
+    )
+    .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
+    let bound = s.local_addr().port();
+    out.line(&format!("reactor serve — HTTP on {host}:{bound}"));
+    let loopback = is_loopback_host(&host);
+    out.event(serde_json::json!({"event": "listening", "url": client_url(&host, bound).trim_end_matches('/'), "loopback": loopback, "auth": token.is_some()}));
+    if !loopback {
+        let warning = match &a.auth_token_env {
+            None => format!(
+                "WARNING: bound to {host} (not loopback) with NO auth — an unauthenticated POST /trigger/<node> can cause model spend. Put it behind a reverse proxy or network policy, or use --auth-token-env."
+            ),
+            Some(name) => format!(
+                "WARNING: bound to {host} (not loopback); bearer-token auth is on (token from ${name}) but traffic is not encrypted — terminate TLS in front of it."
+            ),
+        };
+        out.line(&format!("  {warning}"));
+        out.event(serde_json::json!({"event": "warning", "message": warning}));
+    }
+    Ok((s, client_url(&host, bound)))
+}
+
+/// Writes each reactor's `serve.json` (HOST.md §9.6), removed again on shutdown.
+fn write_serve_files(
+    a: &Args,
+    project: &Project,
+    hosted: &[Arc<HostedReactor>],
+    url: Option<&str>,
+    serve_files: &ServeFiles,
+) -> Result<(), HostError> {
+    let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
+    for h in hosted {
+        let record = serde_json::json!({
+            "pid": std::process::id(),
+            "url": url,
+            "reactor": h.name,
+            "prefix": if project.multi { format!("/{}", h.name) } else { String::new() },
+            "auth_token_env": a.auth_token_env,
+            "started_at": started_at,
+        });
+        let path = h.reactor.state_dir().join("serve.json");
+        serve_files
+            .write(path.clone(), &json::to_js_pretty(&record))
+            .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 /// One tick of the continuity loop (HOST.md §9.3).

@@ -141,31 +141,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             spec.state_dir.display()
         ))
     })?;
-    let lock = match StateLock::acquire(&spec.state_dir) {
-        Ok(l) => l,
-        Err(crate::store::lock::LockError::Held { .. }) => {
-            let holder = holder_pid(&spec.state_dir);
-            return match daemon_record(&spec.state_dir, holder) {
-                Some(d) if d.url.is_some() => forward(&a.node, data.as_ref(), &d, g.json),
-                Some(d) => Err(HostError::state(format!(
-                    "state dir {} is held by reactor serve (pid {}) without an HTTP surface",
-                    spec.state_dir.display(),
-                    d.pid
-                ))
-                .with_hint("restart it with --http to accept triggers")),
-                None => Err(HostError::state(format!(
-                    "state dir {} is in use by another writer (pid {})",
-                    spec.state_dir.display(),
-                    holder
-                        .map(|p| p.to_string())
-                        .unwrap_or_else(|| "unknown".into())
-                ))
-                .with_hint(
-                    "stop that process first, or use `reactor trigger` to reach a running daemon",
-                )),
-            };
-        }
-        Err(e) => return Err(HostError::state(e.to_string())),
+    let lock = match acquire(&a, data.as_ref(), &spec.state_dir, g.json)? {
+        Acquired::Lock(l) => l,
+        Acquired::Forwarded(code) => return Ok(code),
     };
     let plan = ModelPlan::resolve(&project, g.offline()?)?;
     boot::load_contracts(&spec)?;
@@ -200,54 +178,125 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     cleanup_work();
     drop(lock);
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let rollup = rollup_of(&receipts);
     let failed = boot_results
         .iter()
         .chain(&outcome_wake.results)
         .any(|r| r.disposition == Disposition::Failed);
-    let (compile_line, compile_json) = compile_status(&outcome);
-    let data_line =
-        data.as_ref().map(
-            |_| match (outcome_wake.data_delivered, outcome_wake.not_delivered) {
-                (Some(true), _) => format!(
-                    "delivered: staged as arrival {} ({}::ingress now holds {} items)",
-                    outcome_wake.arrival_id.clone().unwrap_or_default(),
-                    a.node,
-                    outcome_wake.inbox_len.unwrap_or(0)
-                ),
-                (_, Some(NotDelivered::Duplicate)) => format!(
-                    "not delivered: duplicate arrival {} (already staged)",
-                    outcome_wake.arrival_id.clone().unwrap_or_default()
-                ),
-                _ => format!(
-                    "not delivered: '{}' is not a gateway and a wake carries no payload",
-                    a.node
-                ),
-            },
-        );
-    if g.json {
+    let done = Triggered {
+        outcome: &outcome,
+        boot_results: &boot_results,
+        wake: &outcome_wake,
+        receipts: &receipts,
+        failed,
+    };
+    report(&a, data.as_ref(), &done, g.json)?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The lock, or the exit code of forwarding the trigger to the daemon that holds it.
+enum Acquired {
+    Lock(StateLock),
+    Forwarded(ExitCode),
+}
+
+/// Takes the state directory's lock; when a daemon with an HTTP surface holds it, forwards the
+/// trigger there (HOST.md §8.5).
+fn acquire(
+    a: &Args,
+    data: Option<&Value>,
+    state_dir: &std::path::Path,
+    json_out: bool,
+) -> Result<Acquired, HostError> {
+    match StateLock::acquire(state_dir) {
+        Ok(l) => Ok(Acquired::Lock(l)),
+        Err(crate::store::lock::LockError::Held { .. }) => {
+            let holder = holder_pid(state_dir);
+            match daemon_record(state_dir, holder) {
+                Some(d) if d.url.is_some() => {
+                    forward(&a.node, data, &d, json_out).map(Acquired::Forwarded)
+                }
+                Some(d) => Err(HostError::state(format!(
+                    "state dir {} is held by reactor serve (pid {}) without an HTTP surface",
+                    state_dir.display(),
+                    d.pid
+                ))
+                .with_hint("restart it with --http to accept triggers")),
+                None => Err(HostError::state(format!(
+                    "state dir {} is in use by another writer (pid {})",
+                    state_dir.display(),
+                    holder
+                        .map(|p| p.to_string())
+                        .unwrap_or_else(|| "unknown".into())
+                ))
+                .with_hint(
+                    "stop that process first, or use `reactor trigger` to reach a running daemon",
+                )),
+            }
+        }
+        Err(e) => Err(HostError::state(e.to_string())),
+    }
+}
+
+/// What a one-shot trigger did.
+struct Triggered<'a> {
+    outcome: &'a boot::CompileOutcome,
+    boot_results: &'a [crate::core::ReconcileResult],
+    wake: &'a crate::host::hosted::TriggerOutcome,
+    receipts: &'a [crate::format::receipt::Receipt],
+    failed: bool,
+}
+
+/// Prints the trigger report (HOST.md §8.5), text or JSON.
+fn report(
+    a: &Args,
+    data: Option<&Value>,
+    done: &Triggered<'_>,
+    json_out: bool,
+) -> Result<(), HostError> {
+    let rollup = rollup_of(done.receipts);
+    let (compile_line, compile_json) = compile_status(done.outcome);
+    let data_line = data.map(
+        |_| match (done.wake.data_delivered, done.wake.not_delivered) {
+            (Some(true), _) => format!(
+                "delivered: staged as arrival {} ({}::ingress now holds {} items)",
+                done.wake.arrival_id.clone().unwrap_or_default(),
+                a.node,
+                done.wake.inbox_len.unwrap_or(0)
+            ),
+            (_, Some(NotDelivered::Duplicate)) => format!(
+                "not delivered: duplicate arrival {} (already staged)",
+                done.wake.arrival_id.clone().unwrap_or_default()
+            ),
+            _ => format!(
+                "not delivered: '{}' is not a gateway and a wake carries no payload",
+                a.node
+            ),
+        },
+    );
+    if json_out {
         let mut m = serde_json::Map::new();
         m.insert("status".into(), "triggered".into());
-        m.insert("ok".into(), (!failed).into());
+        m.insert("ok".into(), (!done.failed).into());
         m.insert("triggered".into(), a.node.clone().into());
         m.insert("compile".into(), compile_json);
-        m.insert("boot".into(), dispositions_json(&boot_results));
-        m.insert(
-            "dispositions".into(),
-            dispositions_json(&outcome_wake.results),
-        );
+        m.insert("boot".into(), dispositions_json(done.boot_results));
+        m.insert("dispositions".into(), dispositions_json(&done.wake.results));
         m.insert(
             "cost".into(),
             serde_json::json!({"fresh": rollup.total.fresh, "reused": rollup.total.reused}),
         );
-        m.insert("receipts".into(), receipts.len().into());
-        if let Some(d) = &data {
+        m.insert("receipts".into(), done.receipts.len().into());
+        if let Some(d) = data {
             m.insert("data".into(), d.to_serde());
             m.insert(
                 "dataDelivered".into(),
-                outcome_wake.data_delivered.unwrap_or(false).into(),
+                done.wake.data_delivered.unwrap_or(false).into(),
             );
-            if let Some(id) = &outcome_wake.arrival_id {
+            if let Some(id) = &done.wake.arrival_id {
                 m.insert("arrivalId".into(), id.clone().into());
             }
         }
@@ -255,36 +304,32 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     } else {
         let mut r = Report::new("trigger");
         r.field("triggered", &a.node);
-        if let Some(d) = &data {
+        if let Some(d) = data {
             r.field("payload", payload_line(d));
         }
         if let Some(l) = &data_line {
             r.field("data", l);
         }
-        if matches!(outcome, boot::CompileOutcome::Compiled(_)) {
+        if matches!(done.outcome, boot::CompileOutcome::Compiled(_)) {
             r.field("compile", compile_line);
         }
-        if !boot_results.is_empty() {
+        if !done.boot_results.is_empty() {
             r.blank();
             r.line(2, "boot sweep:");
-            dispositions_block(&mut r, &boot_results);
+            dispositions_block(&mut r, done.boot_results);
         }
         r.blank();
         r.line(2, "dispositions:");
-        dispositions_block(&mut r, &outcome_wake.results);
+        dispositions_block(&mut r, &done.wake.results);
         r.blank();
-        r.field("receipts", receipts.len().to_string());
+        r.field("receipts", done.receipts.len().to_string());
         r.field(
             "run cost",
             output::pair(rollup.total.fresh, rollup.total.reused),
         );
         output::write_stdout(&r.finish())?;
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }
 
 fn forward(
