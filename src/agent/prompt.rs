@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::contract::{Contract, section_key};
+use crate::contract::section_key;
 use crate::format::opwm::FileTree;
 use crate::format::receipt::Wake;
 
@@ -179,19 +179,6 @@ pub struct NodeBrief {
 }
 
 impl NodeBrief {
-    /// A brief from a loaded contract: id, name, kind and contract view. Facets, postconditions
-    /// and inbound slots are left empty for the caller to fill from the compiled artifacts and
-    /// the mounted topology.
-    pub fn from_contract(contract: &Contract) -> NodeBrief {
-        NodeBrief {
-            id: contract.id.clone(),
-            name: contract.name.clone(),
-            kind: contract.kind.as_str().to_string(),
-            contract_view: contract.view(),
-            ..NodeBrief::default()
-        }
-    }
-
     /// The ids of the render-attested postconditions, in order (the `finish` schema's
     /// `attestations` properties, RUNTIME.md §8.6).
     pub fn attested_ids(&self) -> Vec<String> {

@@ -24,12 +24,6 @@ pub const MAX_STREAM_BYTES: usize = 64 * 1024;
 /// The default `sandbox.shell_timeout_ms` (300 000 ms, HOST.md §4.2).
 pub const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_millis(300_000);
 
-/// The default docker image (`node:22-bookworm-slim`, HOST.md §4.2).
-pub const DEFAULT_DOCKER_IMAGE: &str = "node:22-bookworm-slim";
-
-/// The default docker network (`none`, HOST.md §4.2).
-pub const DEFAULT_DOCKER_NETWORK: &str = "none";
-
 /// The variables never passed to a `unix-local` command: the built-in provider keys
 /// (HOST.md §2.2). A configured `model.api_key_env` is added by the host through
 /// [`LocalRunner::hide_env`].
@@ -511,8 +505,8 @@ mod tests {
         assert!(SandboxMode::UnixLocal.runner(&["X".into()]).is_some());
         assert!(
             SandboxMode::Docker {
-                image: DEFAULT_DOCKER_IMAGE.into(),
-                network: DEFAULT_DOCKER_NETWORK.into()
+                image: "node:22-bookworm-slim".into(),
+                network: "none".into()
             }
             .runner(&[])
             .is_some()

@@ -38,11 +38,6 @@ impl CompiledNode {
         self.canonicalizer.spec()
     }
 
-    /// True when the node declares facets (its structured truth is `truth.json`).
-    pub fn is_faceted(&self) -> bool {
-        self.canonicalizer.is_faceted()
-    }
-
     /// The declared facets, in spec order (without `@atomic`).
     pub fn facets(&self) -> &[String] {
         self.canonicalizer.declared_facets()

@@ -69,6 +69,7 @@ fn image_bytes(contracts: &[Contract]) -> Vec<u8> {
 
 /// The canonical JSON text of the image (contracts in the order given, which callers keep in
 /// id order).
+#[cfg(test)]
 pub(super) fn contract_set_image(contracts: &[Contract]) -> String {
     String::from_utf8_lossy(&image_bytes(contracts)).into_owned()
 }

@@ -487,7 +487,8 @@ impl ContractSet {
         fingerprint::contract_set_fingerprint(&self.contracts)
     }
 
-    /// The canonical JSON text hashed by [`ContractSet::fingerprint`].
+    /// The canonical JSON text hashed by [`ContractSet::fingerprint`] (tests check the image).
+    #[cfg(test)]
     pub fn fingerprint_image(&self) -> String {
         fingerprint::contract_set_image(&self.contracts)
     }

@@ -95,6 +95,7 @@ pub struct Report<'a> {
 
 impl Report<'_> {
     /// True when the value is valid.
+    #[cfg(test)]
     pub fn is_valid(&self) -> bool {
         self.violations.is_empty() && self.dropped == 0
     }

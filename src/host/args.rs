@@ -240,11 +240,6 @@ impl<'a> ArgStream<'a> {
         utf8(v, flag, Some(self.verb))
     }
 
-    /// The raw value of `flag` (paths).
-    pub fn os_value(&mut self, flag: &str) -> Result<OsString, HostError> {
-        take_value(self.p, flag, Some(self.verb))
-    }
-
     /// Refuses `--flag=value` for a flag without a value.
     pub fn no_value(&mut self, flag: &str) -> Result<(), HostError> {
         refuse_attached(self.p, flag, Some(self.verb))

@@ -233,10 +233,6 @@ pub fn trigger_arrival_id(item: &Value, id_field: &str) -> Option<String> {
 /// The outcome of one gateway poll.
 #[derive(Clone, Debug, Default)]
 pub struct PollReport {
-    /// The cursor namespace.
-    pub source_id: String,
-    /// The gateway.
-    pub node: String,
     /// Arrivals staged, in payload order.
     pub ingested_ids: Vec<String>,
     /// Arrivals skipped (already in the cursor, or repeated within the poll).
@@ -267,11 +263,7 @@ pub fn poll_gateway(
     as_of: &str,
 ) -> Result<PollReport, PollError> {
     let (elements, mut warnings) = connector.fetch(as_of)?;
-    let mut report = PollReport {
-        source_id: source_id.to_string(),
-        node: gateway.to_string(),
-        ..PollReport::default()
-    };
+    let mut report = PollReport::default();
     let mut seen_in_poll: Vec<String> = Vec::new();
     for el in elements {
         let Some(id) = arrival_id(&el.item, &connector.id_field, el.fallback_id.as_deref()) else {

@@ -133,12 +133,6 @@ impl CostRollup {
         );
     }
 
-    /// Counts one coalesced result (a wake absorbed by an in-flight render; no receipt, no
-    /// tokens).
-    pub fn add_coalesced(&mut self) {
-        self.dispositions.other += 1;
-    }
-
     /// The causes present, in the order `input`, `self`, `external`.
     pub fn by_surprise_cause(&self) -> Vec<(WakeSource, Tokens)> {
         WakeSource::ROLLUP_ORDER
@@ -258,12 +252,11 @@ mod tests {
         );
         r.add("x", "failed", "external", 90, 0);
         r.add("y", "bogus", "nope", 1, 1);
-        r.add_coalesced();
         assert_eq!(
             r.one_line(),
             "cost: fresh=5301 reused=1801 (rendered=2 skipped=1 failed=1) receipts=5"
         );
-        assert_eq!(r.dispositions.other, 2);
+        assert_eq!(r.dispositions.other, 1);
         assert_eq!(
             r.node("x"),
             Tokens {

@@ -76,8 +76,6 @@ pub struct LedgerSnapshot {
     /// Offset just after the last complete element (or after `[` when there is none): live
     /// follow resumes parsing there.
     pub end_of_complete: usize,
-    /// The snapshot length `S` (bytes read).
-    pub len: u64,
     /// The file read, for live follow (`None` for embedded sources and absent files).
     pub identity: Option<FileIdentity>,
 }
@@ -89,10 +87,6 @@ pub struct Growth {
     pub receipts: Vec<Value>,
     /// The new end of the complete prefix (absolute offset).
     pub end_of_complete: usize,
-    /// The snapshot length.
-    pub len: u64,
-    /// True when the snapshot ends inside an element (left for a later read).
-    pub torn: bool,
 }
 
 /// Why a read failed: the file's content ([`LedgerError`]) or I/O.
@@ -212,7 +206,7 @@ fn consistent<T>(
 /// [`LedgerError::Blank`] or [`LedgerError::Corrupt`]; [`LedgerReadError::Io`] (unreadable, or
 /// a directory).
 pub fn read_ledger_file(path: &Path) -> Result<LedgerSnapshot, LedgerReadError> {
-    let Some((id, len, read)) = consistent(path, 0, &mut |_, b| read_ledger(b))? else {
+    let Some((id, _, read)) = consistent(path, 0, &mut |_, b| read_ledger(b))? else {
         return Ok(LedgerSnapshot {
             path: Some(path.to_path_buf()),
             ..LedgerSnapshot::default()
@@ -225,7 +219,6 @@ pub fn read_ledger_file(path: &Path) -> Result<LedgerSnapshot, LedgerReadError> 
         torn: read.torn,
         zero_length: read.zero_length,
         end_of_complete: read.end_of_complete,
-        len,
         identity: Some(id),
     })
 }
@@ -252,7 +245,6 @@ pub fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerR
         torn: read.torn,
         zero_length: read.zero_length,
         end_of_complete: read.end_of_complete,
-        len: bytes.len() as u64,
         identity: None,
     })
 }
@@ -278,14 +270,12 @@ pub fn read_growth(
         }
         read_ledger_tail(tail, had_elements).map(Some)
     })?;
-    let Some((_, len, Some((receipts, consumed, torn)))) = parsed else {
+    let Some((_, _, Some((receipts, consumed, _)))) = parsed else {
         return Ok(None);
     };
     Ok(Some(Growth {
         receipts,
         end_of_complete: end_of_complete + consumed,
-        len,
-        torn,
     }))
 }
 
@@ -314,14 +304,16 @@ mod tests {
         let p = d.path().join("receipts.json");
         std::fs::write(&p, b"[{\"a\":1}]\n").unwrap();
         let s = read_ledger_file(&p).unwrap();
-        assert_eq!((s.receipts.len(), s.len, s.torn.is_none()), (1, 10, true));
+        assert_eq!(
+            (s.receipts.len(), s.end_of_complete, s.torn.is_none()),
+            (1, 8, true)
+        );
         // Growth after a snapshot: read from the known prefix on.
         std::fs::write(&p, b"[{\"a\":1},{\"b\":2},{\"c\"").unwrap();
         let g = read_growth(&p, s.identity.unwrap(), s.end_of_complete, true)
             .unwrap()
             .unwrap();
         assert_eq!(g.receipts.len(), 1);
-        assert!(g.torn);
         assert_eq!(g.end_of_complete, 16);
     }
 
@@ -459,7 +451,7 @@ mod tests {
                 (Ok(s), Ok(r)) => {
                     proptest::prop_assert_eq!(s.receipts, r.receipts);
                     proptest::prop_assert_eq!(s.torn, r.torn);
-                    proptest::prop_assert_eq!(s.len, bytes.len() as u64);
+                    proptest::prop_assert_eq!(s.end_of_complete, r.end_of_complete);
                 }
                 (Err(LedgerReadError::Content(a)), Err(b)) => {
                     proptest::prop_assert_eq!(a.to_string(), b.to_string())

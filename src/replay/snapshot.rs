@@ -415,8 +415,10 @@ impl ReplaySession {
     }
 }
 
-/// `label(id)` for many ids (VIEWER.md §5.1): `labels.json` indexed once (the first entry of
-/// an id wins, as in [`label_of`]), so labelling every node and frame stays linear.
+/// `label(id)` for many ids (VIEWER.md §5.1): the `labels.json` value when labels are in use
+/// and non-empty, otherwise the short name (the text after the first `.`, or the whole id).
+/// `labels.json` is indexed once (the first entry of an id wins), so labelling every node and
+/// frame stays linear.
 #[derive(Clone, Debug)]
 pub struct LabelMap<'a> {
     map: Option<HashMap<&'a str, &'a str>>,
@@ -442,19 +444,6 @@ impl<'a> LabelMap<'a> {
             _ => short_name(id).to_string(),
         }
     }
-}
-
-/// `label(id)` (VIEWER.md §5.1): the labels.json value when labels are in use and non-empty,
-/// otherwise the short name (the text after the first `.`, or the whole id). O(labels): use a
-/// [`LabelMap`] to label many ids.
-pub fn label_of(labels: &[(String, String)], use_labels: bool, id: &str) -> String {
-    if use_labels
-        && let Some((_, l)) = labels.iter().find(|(k, _)| k == id)
-        && !l.is_empty()
-    {
-        return l.clone();
-    }
-    short_name(id).to_string()
 }
 
 /// The text after the first `.` (the whole id if it has none).

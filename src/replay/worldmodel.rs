@@ -62,11 +62,6 @@ pub fn read_node_world_model(
     })
 }
 
-/// `open_world_models` (VIEWER.md §7): true when the state directory has a store.
-pub fn has_world_models(opened: &OpenedStateDir) -> bool {
-    WorldModelReader::open(opened.source.as_ref()).is_some()
-}
-
 /// An opened world-model store of a state directory on disk (read-only).
 #[derive(Debug)]
 pub struct WorldModels {

@@ -4,6 +4,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::format::layout;
+
 /// Errors taking the lock.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -36,7 +38,7 @@ impl StateLock {
     /// Takes the exclusive advisory lock with `File::try_lock`, then records this process id.
     /// Never truncates before the lock is held; never deletes the file.
     pub fn acquire(state_dir: &Path) -> Result<StateLock, LockError> {
-        let path = state_dir.join(".lock");
+        let path = state_dir.join(layout::LOCK_FILE);
         let io = |source| LockError::Io {
             path: path.clone(),
             source,
@@ -74,7 +76,7 @@ impl StateLock {
 /// The pid recorded in `<state-dir>/.lock`, if readable (readers use it for `status`/`doctor`).
 pub fn holder_pid(state_dir: &Path) -> Option<u32> {
     let mut s = String::new();
-    File::open(state_dir.join(".lock"))
+    File::open(state_dir.join(layout::LOCK_FILE))
         .ok()?
         .read_to_string(&mut s)
         .ok()?;
@@ -86,7 +88,7 @@ pub fn is_held(state_dir: &Path) -> bool {
     let Ok(f) = OpenOptions::new()
         .read(true)
         .write(true)
-        .open(state_dir.join(".lock"))
+        .open(state_dir.join(layout::LOCK_FILE))
     else {
         return false;
     };

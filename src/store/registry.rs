@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::format::json::{self, JsString, Object, Value};
+use crate::format::layout;
 use crate::store::fsutil;
 
 /// Errors reading or writing the registry.
@@ -30,7 +31,7 @@ pub struct Registry {
 impl Registry {
     /// Reads `<state_dir>/registry.json`; absent means `{}`.
     pub fn read(state_dir: &Path) -> Result<Registry, RegistryError> {
-        let p = state_dir.join("registry.json");
+        let p = state_dir.join(layout::REGISTRY_FILE);
         let bytes = match std::fs::read(&p) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Registry::default()),
@@ -59,11 +60,13 @@ impl Registry {
 
     /// Writes canonically with temp + fsync + rename + directory fsync.
     pub fn write(&self, state_dir: &Path) -> Result<(), RegistryError> {
-        fsutil::write_atomic(&state_dir.join("registry.json"), &self.to_bytes())?;
+        fsutil::write_atomic(&state_dir.join(layout::REGISTRY_FILE), &self.to_bytes())?;
         Ok(())
     }
 
-    /// The cursor (seen arrival ids) of `source_id`, sorted in UTF-16 order.
+    /// The cursor (seen arrival ids) of `source_id`, sorted in UTF-16 order (tests read it;
+    /// the reconciler reads cursors through its own index).
+    #[cfg(test)]
     pub fn cursor(&self, source_id: &str) -> Vec<String> {
         self.root
             .get("gateway_cursors")

@@ -221,7 +221,7 @@ fn compiles_the_price_pair_of_runtime_2_6() {
     assert!(c.diagnostics.is_empty());
     assert_eq!(c.lints, vec![]);
     let brief = c.ir.node("price-brief").unwrap();
-    assert!(!brief.is_faceted());
+    assert!(!brief.canonicalizer.is_faceted());
     assert_eq!(brief.spec(), &CanonicalizerSpec::identity("price-brief"));
     assert_eq!(brief.wake_source, WakeSource::Input);
     let watch = c.ir.node("price-watch").unwrap();

@@ -4,10 +4,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use serde::Serialize;
-
 use super::{ATOMIC, CanonError, CanonicalizerSpec, Collection, NumberRule, TextRule};
-use crate::format::json::{self, Value};
+use crate::format::json;
 
 /// A soft finding of [`compile_node`] (RUNTIME.md §3.4.3 "lints"): the spec is usable but
 /// probably not what the contract meant.
@@ -194,22 +192,6 @@ impl CompiledCanonicalizer {
     /// Soft findings of `compile_node` (RUNTIME.md §3.4.3).
     pub fn lints(&self) -> &[Lint] {
         &self.lints
-    }
-
-    /// The canonicalizer ref `{node, artifact: "canonicalizer/<node>", facets}` (RUNTIME.md
-    /// §4.1), `facets` being [`facets`](Self::facets).
-    pub fn artifact_ref(&self) -> Value {
-        #[derive(Serialize)]
-        struct ArtifactRef<'a> {
-            node: &'a str,
-            artifact: String,
-            facets: &'a [String],
-        }
-        json::value_of(&ArtifactRef {
-            node: &self.spec.node,
-            artifact: format!("canonicalizer/{}", self.spec.node),
-            facets: &self.facets,
-        })
     }
 
     fn find_lints(&self) -> Vec<Lint> {

@@ -18,7 +18,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::format::json::{self, JsString, ParseErrorKind, Parser, Value};
+use crate::format::json::{self, JsString, Parser, Value};
 use crate::format::receipt::{Receipt, recompute_content_hash, verify_receipt_with};
 use crate::store::fsutil;
 
@@ -177,7 +177,7 @@ pub fn read_ledger(bytes: &[u8]) -> Result<LedgerRead, LedgerError> {
                     out.spans.push((start, p.pos));
                     out.end_of_complete = p.pos;
                 }
-                Err(e) if e.kind == ParseErrorKind::Eof => {
+                Err(e) if e.is_eof() => {
                     torn(&mut out);
                     return Ok(out);
                 }
@@ -269,7 +269,7 @@ pub fn read_ledger_tail(
                 consumed = p.pos;
                 need_comma = true;
             }
-            Err(e) if e.kind == ParseErrorKind::Eof => return Ok((out, consumed, true)),
+            Err(e) if e.is_eof() => return Ok((out, consumed, true)),
             Err(e) => {
                 return Err(LedgerError::Corrupt {
                     offset: e.offset,
