@@ -5,6 +5,7 @@ Run from the repository root after merging branches that add `pub` items:
 
     python3 .ci/surface.py            # narrow, fix up with the compiler, report
     python3 .ci/surface.py --report   # only count `pub` / `pub(crate)` and list dead code
+    python3 .ci/surface.py --skip src/http   # leave a path alone (another branch owns it)
 
 Steps (each re-runnable; the tree must build before you start):
 
@@ -23,8 +24,9 @@ Steps (each re-runnable; the tree must build before you start):
    `private_interfaces`/`private_bounds` warnings turn the `pub(crate)` at the definition the
    diagnostic names back into `pub`. Repeated until clean.
 3. Narrow what is unreachable. `unreachable_pub` warnings (src/lib.rs enables the lint) are
-   applied as rustc suggests (`pub` -> `pub(crate)`). Repeated until clean, then step 2 once
-   more.
+   applied as rustc suggests (`pub` -> `pub(crate)`), and names of `pub(crate) use`
+   re-exports that nothing uses any more are removed as rustc suggests. Repeated until clean,
+   then step 2 once more.
 4. Report: the `pub` and `pub(crate)` counts and every `dead_code` warning. Dead code is left
    for a person to delete (or to move under `#[cfg(test)]`/`#[cfg(feature = "testing")]` when
    only tests use it); the script never deletes code.
@@ -183,11 +185,20 @@ def facade_names():
     return names
 
 
+SKIP = []
+
+
+def skipped(rel):
+    """True for a path (relative to the root) under one of the `--skip` prefixes."""
+    return any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in SKIP)
+
+
 def narrow_by_name(required):
     facade = facade_names()
     changed = 0
     for path in rust_files(os.path.join(ROOT, "src")):
-        if os.path.relpath(path, ROOT) == os.path.join("src", "lib.rs"):
+        rel = os.path.relpath(path, ROOT)
+        if rel == os.path.join("src", "lib.rs") or skipped(rel):
             continue
         lines, decls = declarations(path)
         touched = False
@@ -307,30 +318,42 @@ def widen_by_name(names):
     return changed
 
 
-def narrow_unreachable_round():
-    """Applies rustc's `unreachable_pub` suggestions."""
+def apply_suggestions(codes, only_line=None):
+    """Applies rustc's suggested replacements for warnings with these lint codes (outside
+    `--skip` paths). `only_line`: a regex the edited line must match."""
     edits = {}
     for m in cargo_messages(["--all-targets"]):
-        if (m.get("code") or {}).get("code") != "unreachable_pub":
+        if (m.get("code") or {}).get("code") not in codes:
             continue
         for child in m.get("children", []):
             for s in child.get("spans", []):
-                if s.get("suggested_replacement") is not None and s["file_name"].startswith("src/"):
-                    key = (s["file_name"], s["line_start"], s["column_start"], s["column_end"])
-                    edits[key] = s["suggested_replacement"]
+                f = s["file_name"]
+                if s.get("suggested_replacement") is None or not f.startswith("src/") or skipped(f):
+                    continue
+                if only_line:
+                    text = (s.get("text") or [{}])[0].get("text", "")
+                    if not re.match(only_line, text):
+                        continue
+                edits[(f, s["byte_start"], s["byte_end"])] = s["suggested_replacement"]
     by_file = {}
-    for (f, line, c0, c1), rep in edits.items():
-        by_file.setdefault(f, []).append((line, c0, c1, rep))
+    for (f, b0, b1), rep in edits.items():
+        by_file.setdefault(f, []).append((b0, b1, rep))
     for f, items in by_file.items():
         path = os.path.join(ROOT, f)
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
-        for line, c0, c1, rep in sorted(items, reverse=True):
-            text = lines[line - 1]
-            lines[line - 1] = text[: c0 - 1] + rep + text[c1 - 1 :]
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines))
+        with open(path, "rb") as fh:
+            data = fh.read()
+        for b0, b1, rep in sorted(items, reverse=True):
+            data = data[:b0] + rep.encode("utf-8") + data[b1:]
+        with open(path, "wb") as fh:
+            fh.write(data)
     return len(edits)
+
+
+def narrow_unreachable_round():
+    """Applies rustc's `unreachable_pub` suggestions, and drops the names of `pub(crate) use`
+    re-exports that nothing in the crate uses any more."""
+    n = apply_suggestions({"unreachable_pub"})
+    return n + apply_suggestions({"unused_imports"}, only_line=r"^\s*pub\(crate\) use ")
 
 
 def counts():
@@ -358,7 +381,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--report", action="store_true", help="count and list dead code only")
     ap.add_argument("--extra", action="append", default=[], help="more places whose names count as outside uses")
+    ap.add_argument("--skip", action="append", default=[], help="leave files under this path (from the root) as they are")
     args = ap.parse_args()
+    SKIP.extend(args.skip)
     print("before: pub %d, pub(crate) %d" % counts())
     if not args.report:
         required = external_names(args.extra)

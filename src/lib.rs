@@ -7,6 +7,7 @@
 //! contracts → compile → core → store → replay → devtools; `host` wires the writers together.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub, missing_docs)]
 
 pub mod agent;
 pub mod compile;
@@ -15,6 +16,9 @@ pub mod core;
 pub mod devtools;
 pub mod format;
 pub mod host;
+// Another branch reworks `http/` (issue 7); `.ci/surface.py` leaves it alone until that merges.
+// Then drop this allow and re-run the script.
+#[allow(unreachable_pub)]
 pub mod http;
 pub mod model;
 pub mod replay;
@@ -23,11 +27,15 @@ pub mod scenario;
 pub mod store;
 pub mod version;
 
-pub use devtools::examples::{SHIPPED_EXAMPLES, copy_example, open_example};
+// The library API (VIEWER.md §7). Everything else is reached through the rooms by the
+// project's own binary, tests, benches and examples, and is `pub` only where they need it
+// (`.ci/surface.py` keeps it so).
+pub use devtools::examples::{CopyError, SHIPPED_EXAMPLES, copy_example, open_example};
 pub use devtools::server::{
     DevToolsServer, DevToolsServerOptions, ServerError, start_devtools_server,
 };
 pub use format::receipt::{ChainVerdict, ReceiptVerdict, verify_receipt, verify_receipt_chain};
+pub use format::topology::unwrap_topology;
 pub use replay::describe::{DescribeOptions, DescribeResult, describe_state_dir};
 pub use replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir, open_state_dir,

@@ -15,13 +15,13 @@ use crate::format::receipt::Wake;
 
 /// The variable naming a replacement system prompt: a file, or a directory holding `SKILL.md`
 /// (HOST.md §2.2).
-pub const SKILL_PATH_ENV: &str = "REACTOR_SKILL_PATH";
+pub(crate) const SKILL_PATH_ENV: &str = "REACTOR_SKILL_PATH";
 
 /// The file looked up inside a `REACTOR_SKILL_PATH` directory.
-pub const SKILL_FILE: &str = "SKILL.md";
+pub(crate) const SKILL_FILE: &str = "SKILL.md";
 
 /// Largest replacement system prompt read, in bytes (1 MiB).
-pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// The project's own system prompt, embedded in the binary (RUNTIME.md §8.3.1).
 pub const EMBEDDED_SYSTEM_PROMPT: &str = include_str!("prompts/system.md");
@@ -192,7 +192,7 @@ impl NodeBrief {
     }
 
     /// The facets a producer is subscribed on, in slot order, without duplicates.
-    pub fn facets_of(&self, producer: &str) -> Vec<String> {
+    pub(crate) fn facets_of(&self, producer: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (p, f) in &self.inbound {
             if p == producer && !out.contains(f) {
@@ -212,7 +212,7 @@ impl NodeBrief {
 /// The prior truth as described to a render: its OPWM1 version (`None` when there are no files)
 /// and its file count.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PriorSummary {
+pub(crate) struct PriorSummary {
     /// `sha256:<hex>` of the prior tree's OPWM1 artifact, `None` when the tree is empty.
     pub version: Option<String>,
     /// Number of files.
@@ -221,7 +221,7 @@ pub struct PriorSummary {
 
 impl PriorSummary {
     /// Summarizes a published tree (see [`tree_version`]).
-    pub fn of(tree: &FileTree) -> PriorSummary {
+    pub(crate) fn of(tree: &FileTree) -> PriorSummary {
         PriorSummary {
             version: tree_version(tree),
             files: tree.len(),
@@ -356,7 +356,7 @@ pub fn node_contract(brief: &NodeBrief) -> String {
 ///
 /// `input_tokens` are the context's `input_fingerprints`; they are paired with
 /// `brief.inbound` when both have the same length, otherwise listed by position.
-pub fn wake_header(
+pub(crate) fn wake_header(
     brief: &NodeBrief,
     contract_fingerprint: &str,
     wake: &Wake,
@@ -421,7 +421,7 @@ pub fn wake_header(
 }
 
 /// The pointer input, the first user message (RUNTIME.md §8.4): never the truth itself.
-pub fn pointer_input(node: &str, wake: &Wake, prior: &PriorSummary) -> String {
+pub(crate) fn pointer_input(node: &str, wake: &Wake, prior: &PriorSummary) -> String {
     let state = match &prior.version {
         None => "Your published world-model is empty (cold start).".to_string(),
         Some(v) => format!(

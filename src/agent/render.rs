@@ -47,13 +47,13 @@ use crate::model::ModelClient;
 use crate::model::types::{Message, ModelRequest, TokenCost, ToolArguments, ToolCall, ToolSpec};
 
 /// The default turn cap (`model.max_turns`, HOST.md §4.2).
-pub const DEFAULT_MAX_TURNS: u32 = 200;
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 200;
 
 /// The variable that keeps render working directories (`1`, HOST.md §2.2).
-pub const KEEP_WORK_ENV: &str = "REACTOR_KEEP_WORK";
+pub(crate) const KEEP_WORK_ENV: &str = "REACTOR_KEEP_WORK";
 
 /// The reactor segment of the working directory on a single-reactor host.
-pub const DEFAULT_REACTOR: &str = "default";
+pub(crate) const DEFAULT_REACTOR: &str = "default";
 
 /// Reason of a `failed` signal without a reason (RUNTIME.md §8.8).
 pub const NO_REASON: &str = "render reported failed without a reason";
@@ -66,12 +66,12 @@ pub const CANCELLED: &str = "render cancelled: the host is shutting down";
 
 /// `<tmp>/reactor-work-<pid>`: this process's root of render working directories
 /// (RUNTIME.md §8.2).
-pub fn default_work_root() -> PathBuf {
+pub(crate) fn default_work_root() -> PathBuf {
     std::env::temp_dir().join(format!("reactor-work-{}", std::process::id()))
 }
 
 /// Whether `REACTOR_KEEP_WORK` is `1` in the process environment.
-pub fn keep_work_from_env() -> bool {
+pub(crate) fn keep_work_from_env() -> bool {
     std::env::var(KEEP_WORK_ENV).is_ok_and(|v| v.trim() == "1")
 }
 
@@ -82,7 +82,7 @@ pub fn work_dir(root: &Path, reactor: &str, node: &str) -> PathBuf {
 
 /// Removes a work root (the host calls it with [`default_work_root`] on a normal exit unless
 /// `REACTOR_KEEP_WORK=1`). Absent is fine.
-pub fn remove_work_root(root: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_work_root(root: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(root) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         other => other,
@@ -138,7 +138,7 @@ impl RenderSettings {
 }
 
 /// Supplies the [`NodeBrief`] of a node id (`None`: unknown node, the render fails).
-pub type BriefProvider = dyn Fn(&str) -> Option<NodeBrief> + Send + Sync;
+pub(crate) type BriefProvider = dyn Fn(&str) -> Option<NodeBrief> + Send + Sync;
 
 /// A node without a brief: the compiled topology does not describe it, so there is no contract
 /// view to render from (the failed receipt's reason).
@@ -189,7 +189,7 @@ impl AgentRender {
 
     /// [`AgentRender::new`] with briefs supplied by a function (for example read from the
     /// compile cache on demand).
-    pub fn with_brief_provider(
+    pub(crate) fn with_brief_provider(
         client: Arc<dyn ModelClient>,
         settings: RenderSettings,
         system_prompt: impl Into<String>,
@@ -230,7 +230,7 @@ impl AgentRender {
     }
 
     /// The tools offered to `brief`'s renders, in order.
-    pub fn tools_for(&self, brief: &NodeBrief) -> Vec<ToolSpec> {
+    pub(crate) fn tools_for(&self, brief: &NodeBrief) -> Vec<ToolSpec> {
         tools::tool_specs(&brief.attested_ids(), self.sandbox.is_some())
     }
 

@@ -19,15 +19,15 @@ use std::time::{Duration, Instant};
 
 /// Largest captured size of stdout and of stderr, each (64 KiB, RUNTIME.md §8.5). Output beyond
 /// it is read and discarded so the command never blocks on a full pipe.
-pub const MAX_STREAM_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_STREAM_BYTES: usize = 64 * 1024;
 
 /// The default `sandbox.shell_timeout_ms` (300 000 ms, HOST.md §4.2).
-pub const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_millis(300_000);
+pub(crate) const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_millis(300_000);
 
 /// The variables never passed to a `unix-local` command: the built-in provider keys
 /// (HOST.md §2.2). A configured `model.api_key_env` is added by the host through
 /// [`LocalRunner::hide_env`].
-pub const PROVIDER_KEY_VARS: [&str; 4] = [
+pub(crate) const PROVIDER_KEY_VARS: [&str; 4] = [
     "OPENROUTER_API_KEY",
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -214,7 +214,7 @@ impl LocalRunner {
     }
 
     /// Also removes `var` from the commands' environment.
-    pub fn hide_env(mut self, var: &str) -> LocalRunner {
+    pub(crate) fn hide_env(mut self, var: &str) -> LocalRunner {
         if !self.hidden.iter().any(|v| v == var) {
             self.hidden.push(var.to_string());
         }

@@ -32,13 +32,13 @@ use crate::model::TokenCost;
 use crate::store::fsutil::{fsync_dir, write_atomic};
 
 /// The `sdk_version` prefix of every cache the project writes.
-pub const SDK_PREFIX: &str = "reactor-rs/";
+pub(crate) const SDK_PREFIX: &str = "reactor-rs/";
 
 /// The manifest `format` the project writes and reads.
-pub const MANIFEST_FORMAT: u32 = 1;
+pub(crate) const MANIFEST_FORMAT: u32 = 1;
 
 /// Largest compile file read, in bytes (64 MiB).
-pub const MAX_CACHE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_CACHE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The SDK version of the key triple (HOST.md §6.3): `reactor-rs/<crate version>`, plus
 /// `+skill.<first 16 hex digits of SHA-256(prompt)>` when `REACTOR_SKILL_PATH` replaced the
@@ -80,7 +80,7 @@ pub struct CompileCost {
 
 impl CompileCost {
     /// Always `self`.
-    pub const SURPRISE_CAUSE: &'static str = "self";
+    pub(crate) const SURPRISE_CAUSE: &'static str = "self";
 
     fn to_value(&self) -> Value {
         let mut tokens = Object::new();
@@ -119,7 +119,7 @@ pub struct Manifest {
 impl Manifest {
     /// Pretty JSON + `\n`, keys in the order of FORMATS.md §15.4, numbers as JavaScript prints
     /// them.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut o = Object::new();
         o.push_unique(
             "contract_set_fingerprint",
@@ -143,13 +143,13 @@ impl Manifest {
 }
 
 /// `blake3:` + lowercase hex of the BLAKE3 digest of `bytes`.
-pub fn blake3_digest(bytes: &[u8]) -> String {
+pub(crate) fn blake3_digest(bytes: &[u8]) -> String {
     format!("blake3:{}", blake3::hash(bytes).to_hex())
 }
 
 /// A timestamp as JavaScript's `toISOString` prints it: `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC,
 /// milliseconds truncated); years outside 0–9999 use the six-digit signed form (`+010000`).
-pub fn iso_millis(ts: jiff::Timestamp) -> String {
+pub(crate) fn iso_millis(ts: jiff::Timestamp) -> String {
     let dt = ts.to_zoned(jiff::tz::TimeZone::UTC).datetime();
     let year = i32::from(dt.year());
     let y = if (0..=9999).contains(&year) {
@@ -176,12 +176,12 @@ pub fn compile_dir(state_dir: &Path) -> PathBuf {
 }
 
 /// The file name of a node's compile file: `<hex(utf8(id))>.json`.
-pub fn node_file_name(id: &str) -> String {
+pub(crate) fn node_file_name(id: &str) -> String {
     format!("{}.json", node_segment(id))
 }
 
 /// The state-dir relative name of a node's compile file: `compile/nodes/<hex>.json`.
-pub fn node_file_label(id: &str) -> String {
+pub(crate) fn node_file_label(id: &str) -> String {
     format!("{COMPILE_DIR}/{COMPILE_NODES_DIR}/{}", node_file_name(id))
 }
 

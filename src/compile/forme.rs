@@ -44,7 +44,7 @@ pub struct Diagnostic {
     /// The need name.
     pub requirement: String,
     /// The competing `(producer, facet)` pairs of an ambiguous need.
-    pub candidates: Vec<(String, String)>,
+    pub(crate) candidates: Vec<(String, String)>,
 }
 
 impl fmt::Display for Diagnostic {
@@ -375,7 +375,7 @@ pub fn wire(out: &FormeOutput, set: &ContractSet) -> Result<Wired, Cycle> {
 /// The first directed cycle over producer → subscriber edges found by a depth-first search
 /// that starts from the nodes in the given order and follows each node's out-edges in edge
 /// order. Iterative (no recursion on large graphs).
-pub fn find_cycle(nodes: &[&str], edges: &[Edge]) -> Option<Cycle> {
+pub(crate) fn find_cycle(nodes: &[&str], edges: &[Edge]) -> Option<Cycle> {
     let mut out: HashMap<&str, Vec<&str>> = HashMap::new();
     for e in edges {
         out.entry(e.producer.as_str())

@@ -72,7 +72,7 @@ impl CompiledNode {
     }
 
     /// The node as the core IR holds it.
-    pub fn node_ir(&self) -> NodeIr {
+    pub(crate) fn node_ir(&self) -> NodeIr {
         NodeIr {
             id: self.id.clone(),
             contract_fingerprint: self.contract_fingerprint.clone(),
@@ -84,7 +84,7 @@ impl CompiledNode {
     /// The bytes of `compile/nodes/<hex(id)>.json` (FORMATS.md §15.5): pretty JSON + `\n`, keys
     /// `node`, `contract_fingerprint`, `canonicalizer`, `postconditions` (flat form, sorted by
     /// id), `contract_view` (heading → body, in view order).
-    pub fn file_bytes(&self) -> Vec<u8> {
+    pub(crate) fn file_bytes(&self) -> Vec<u8> {
         let mut o = Object::new();
         o.push_unique("node", Value::str(self.id.clone()));
         o.push_unique(

@@ -59,7 +59,7 @@ pub use cache::{
 };
 pub use forme::{Cycle, Diagnostic, DiagnosticKind, Wired, check_forme, wire};
 pub use ir::{CompiledIr, CompiledNode, TopologySummary};
-pub use session::{MAX_REPAIR_TURNS, SessionSettings, Step, StepCost};
+pub(crate) use session::{MAX_REPAIR_TURNS, SessionSettings, Step, StepCost};
 
 use crate::contract::{Contract, ContractSet, render_evidence};
 use crate::core::canonicalizer::{CanonicalizerSpec, compile_node};
@@ -263,7 +263,7 @@ pub fn compile_project(
 /// Sessions run sequentially; each may use up to [`MAX_REPAIR_TURNS`] repair turns.
 ///
 /// Errors: [`CompileError`] with the provider hint or the last error list, and the tokens spent.
-pub fn compile_project_observed(
+pub(crate) fn compile_project_observed(
     set: &ContractSet,
     settings: &CompileSettings,
     client: &dyn ModelClient,

@@ -20,7 +20,7 @@ const REPAIR: &str = include_str!("prompts/repair.md");
 
 /// Replaces every `{{name}}` of `template` whose name is in `vars` by its value, in one left to
 /// right pass (inserted values are not scanned again). Unknown placeholders stay as written.
-pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+pub(crate) fn fill(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out =
         String::with_capacity(template.len() + vars.iter().map(|(_, v)| v.len()).sum::<usize>());
     let mut rest = template;
@@ -51,7 +51,7 @@ pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 }
 
 /// A Markdown code fence longer than every backtick run inside `text` (at least three).
-pub fn fence_for(text: &str) -> String {
+pub(crate) fn fence_for(text: &str) -> String {
     let mut longest = 0usize;
     let mut run = 0usize;
     for ch in text.chars() {
@@ -106,7 +106,7 @@ fn facet_list(names: &[&str]) -> String {
 
 /// The Forme task (RUNTIME.md §3.3.1): the node contracts with their kinds and the loader's
 /// facet lists, the contracts that get no node, and the rules of the judgment.
-pub fn forme_task(set: &ContractSet) -> String {
+pub(crate) fn forme_task(set: &ContractSet) -> String {
     let mut table = Vec::new();
     for c in set.nodes() {
         let facets = if c.is_faceted() {
@@ -141,7 +141,7 @@ pub fn forme_task(set: &ContractSet) -> String {
 
 /// The canonicalizer task of a faceted node (RUNTIME.md §3.4.1): its Maintains text, its
 /// declared facets with their `####` descriptions, and the structured-truth convention.
-pub fn canonicalizer_task(c: &Contract) -> String {
+pub(crate) fn canonicalizer_task(c: &Contract) -> String {
     let maintains = c.body("Maintains");
     let facets = c
         .facets
@@ -171,7 +171,7 @@ pub fn canonicalizer_task(c: &Contract) -> String {
 /// The postcondition task of a node (RUNTIME.md §3.5.1): its Maintains text, the postcondition
 /// sentences the loader found, and either the frozen canonicalizer spec with the fact-naming rule
 /// (faceted nodes) or the atomic-only rule.
-pub fn postcondition_task(c: &Contract, spec: Option<&CanonicalizerSpec>) -> String {
+pub(crate) fn postcondition_task(c: &Contract, spec: Option<&CanonicalizerSpec>) -> String {
     let maintains = c.body("Maintains");
     let sentences = c.postconditions();
     let list = if sentences.is_empty() {
@@ -214,7 +214,7 @@ pub fn postcondition_task(c: &Contract, spec: Option<&CanonicalizerSpec>) -> Str
 
 /// The repair message (RUNTIME.md §3.2.3): every error on its own line, then the request for a
 /// corrected complete answer.
-pub fn repair_message(schema_name: &str, errors: &[String]) -> String {
+pub(crate) fn repair_message(schema_name: &str, errors: &[String]) -> String {
     let lines = errors
         .iter()
         .map(|e| format!("- {}", e.replace('\n', " ")))

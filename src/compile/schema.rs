@@ -31,16 +31,16 @@ use crate::format::receipt::WakeSource;
 use crate::model::OutputSchema;
 
 /// Schema name of the Forme session (HOST.md §5.3).
-pub const FORME_SCHEMA_NAME: &str = "forme_output";
+pub(crate) const FORME_SCHEMA_NAME: &str = "forme_output";
 /// Schema name of the canonicalizer session.
-pub const CANONICALIZER_SCHEMA_NAME: &str = "canonicalizer_output";
+pub(crate) const CANONICALIZER_SCHEMA_NAME: &str = "canonicalizer_output";
 /// Schema name of the postcondition session.
-pub const POSTCONDITION_SCHEMA_NAME: &str = "postcondition_output";
+pub(crate) const POSTCONDITION_SCHEMA_NAME: &str = "postcondition_output";
 
 /// Most elements any array of an answer may hold. Longer arrays are a validation error (and
 /// are not inspected further), which bounds every later check of an answer; no honest answer
 /// comes close.
-pub const MAX_ARRAY_ITEMS: usize = 10_000;
+pub(crate) const MAX_ARRAY_ITEMS: usize = 10_000;
 
 /// Most error lines one validation reports; further errors are summarized in one last line so
 /// that a hostile answer cannot blow up the repair message.

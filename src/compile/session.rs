@@ -11,7 +11,7 @@ use super::prompts::{PREAMBLE, repair_message};
 use crate::model::{Message, ModelClient, ModelError, ModelRequest, OutputSchema, TokenCost};
 
 /// Most repair turns one session sends (three answers in all, RUNTIME.md §3.2.3).
-pub const MAX_REPAIR_TURNS: u32 = 2;
+pub(crate) const MAX_REPAIR_TURNS: u32 = 2;
 
 /// One compile step (RUNTIME.md §3.2.4 step labels).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -77,7 +77,7 @@ pub struct StepCost {
 
 /// Model settings of the compile sessions (RUNTIME.md §3.2.4, HOST.md §4.2).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SessionSettings {
+pub(crate) struct SessionSettings {
     /// The system prompt text (the embedded one, or the `REACTOR_SKILL_PATH` replacement).
     pub system_prompt: String,
     /// The compile model id (`model.compile_model`).
@@ -90,7 +90,7 @@ pub struct SessionSettings {
 
 /// Why a session failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SessionFailureKind {
+pub(crate) enum SessionFailureKind {
     /// The provider call failed after its retries; the error's `Display` is the hint.
     Model(Box<ModelError>),
     /// The third answer still failed validation or lowering: its error list.
@@ -99,7 +99,7 @@ pub enum SessionFailureKind {
 
 /// A failed session: the step, why, and the tokens it spent before failing.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SessionFailure {
+pub(crate) struct SessionFailure {
     /// The step.
     pub step: Step,
     /// Why.
@@ -111,7 +111,7 @@ pub struct SessionFailure {
 /// The first request of a session (RUNTIME.md §3.2.1): system blocks `[system prompt,
 /// preamble]`, user messages `[evidence, task]`, the schema, the purpose of `step`, and the
 /// optional temperature and reasoning effort.
-pub fn session_request(
+pub(crate) fn session_request(
     settings: &SessionSettings,
     step: &Step,
     evidence: &str,
@@ -141,7 +141,7 @@ pub fn session_request(
 ///
 /// Errors: [`SessionFailure`] with the provider error, or with the last error list when the
 /// third answer fails too; either way with the tokens already spent by this session.
-pub fn run_session<T>(
+pub(crate) fn run_session<T>(
     client: &dyn ModelClient,
     settings: &SessionSettings,
     step: &Step,

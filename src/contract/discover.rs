@@ -19,9 +19,9 @@ pub const MAX_ENTRIES: usize = 20_000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Discovered {
     /// Path relative to the contracts directory, `/`-separated, valid UTF-8.
-    pub rel_path: String,
+    pub(crate) rel_path: String,
     /// The directory as given joined with the relative path.
-    pub abs_path: PathBuf,
+    pub(crate) abs_path: PathBuf,
 }
 
 /// Lists the contract files under `dir` (RUNTIME.md §2.1): regular files whose names end in

@@ -5,7 +5,7 @@ use crate::format::address::address;
 use crate::format::json::{Object, Value, write_canonical};
 
 /// The `image` tag of the contract-set image (RUNTIME.md §2.8).
-pub const CONTRACT_SET_IMAGE: &str = "reactor.contract-set/1";
+pub(crate) const CONTRACT_SET_IMAGE: &str = "reactor.contract-set/1";
 
 /// The eight-line text of RUNTIME.md §2.7.
 pub(super) fn contract_fingerprint_text(c: &Contract) -> String {

@@ -23,7 +23,6 @@ mod text;
 use std::fmt;
 
 pub use discover::{Discovered, MAX_DEPTH, MAX_ENTRIES, discover};
-pub use fingerprint::CONTRACT_SET_IMAGE;
 pub use render::{VIEW_KEYS, contract_view, render_evidence};
 pub use text::{js_trim, normalize_text, parse_contract, section_key};
 
@@ -38,10 +37,10 @@ pub const MAX_CONTRACT_BYTES: u64 = 8 * 1024 * 1024;
 /// hex-encoded into file names under `compile/nodes/` and the world-model store, so the project
 /// creates none longer (FORMATS.md §1 "Node id"); a longer node id is a [`BadIdReason::TooLong`]
 /// load error rather than a compile-time file-system failure.
-pub const MAX_NODE_ID_BYTES: usize = 120;
+pub(crate) const MAX_NODE_ID_BYTES: usize = 120;
 
 /// The file-name suffix of every contract (`*.prose.md`, RUNTIME.md §2.1).
-pub const CONTRACT_SUFFIX: &str = ".prose.md";
+pub(crate) const CONTRACT_SUFFIX: &str = ".prose.md";
 
 /// A contract's kind (RUNTIME.md §2.4). `responsibility` when front matter names none. JSON
 /// (the Forme answer): its front-matter spelling.
@@ -149,7 +148,7 @@ impl Contract {
 
     /// True when the node declares at least one facet; otherwise it is atomic-only and exposes
     /// only `@atomic`.
-    pub fn is_faceted(&self) -> bool {
+    pub(crate) fn is_faceted(&self) -> bool {
         !self.facets.is_empty()
     }
 
@@ -489,7 +488,7 @@ impl ContractSet {
 
     /// The canonical JSON text hashed by [`ContractSet::fingerprint`] (tests check the image).
     #[cfg(test)]
-    pub fn fingerprint_image(&self) -> String {
+    pub(crate) fn fingerprint_image(&self) -> String {
         fingerprint::contract_set_image(&self.contracts)
     }
 }

@@ -152,13 +152,13 @@ pub struct Mounted {
     /// Entry points.
     pub entry_points: Vec<String>,
     /// Edge producers that are not topology nodes.
-    pub phantoms: HashSet<String>,
+    pub(crate) phantoms: HashSet<String>,
     /// Inbound edge indexes per subscriber, in mounted order.
     pub inbound: HashMap<String, Vec<usize>>,
     /// Distinct subscribers per producer, in first-edge order.
     pub subscribers: HashMap<String, Vec<String>>,
     /// Each producer's outbound edges, in mounted order (propagation walks only these).
-    pub out_edges: HashMap<String, Vec<Edge>>,
+    pub(crate) out_edges: HashMap<String, Vec<Edge>>,
     /// Heights over every node and edge endpoint.
     pub heights: HashMap<String, u32>,
 }

@@ -18,4 +18,3 @@ pub use reactor::{
 pub use render::{
     NotSubscribed, Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage,
 };
-pub use rules::CompiledRules;

@@ -271,7 +271,7 @@ impl Reactor {
     }
 
     /// Registers a receipt tap, called after every acknowledged append.
-    pub fn on_receipt(&self, tap: impl Fn(&Receipt) + Send + Sync + 'static) {
+    pub(crate) fn on_receipt(&self, tap: impl Fn(&Receipt) + Send + Sync + 'static) {
         lock(&self.taps).push(Box::new(tap));
     }
 

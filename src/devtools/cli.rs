@@ -48,7 +48,7 @@ pub struct Args {
     /// `--example`
     pub example: Option<String>,
     /// `--copy-to`
-    pub copy_to: Option<OsString>,
+    pub(crate) copy_to: Option<OsString>,
     /// `--force`
     pub force: bool,
     /// `--port` (raw text; validated in the decision order)
@@ -165,7 +165,7 @@ pub fn parse(args: Vec<OsString>) -> Args {
 }
 
 /// `--port` validity (VIEWER.md §2.3): one or more ASCII digits, at most 65535.
-pub fn parse_port(s: &str) -> Option<u16> {
+pub(crate) fn parse_port(s: &str) -> Option<u16> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

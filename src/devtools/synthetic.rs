@@ -22,9 +22,9 @@ use crate::format::topology::{Edge, Topology, TopologyNode, write_envelope};
 use crate::store::ledger::{Ledger, SyncPolicy};
 
 /// Largest node count [`write_synthetic_state_dir`] accepts.
-pub const MAX_NODES: usize = 100_000;
+pub(crate) const MAX_NODES: usize = 100_000;
 /// Largest receipt count [`write_synthetic_state_dir`] accepts.
-pub const MAX_RECEIPTS: usize = 20_000_000;
+pub(crate) const MAX_RECEIPTS: usize = 20_000_000;
 
 /// The shape of a generated state directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use sha2::{Digest, Sha256};
 
 /// The prefix of every content address.
-pub const SHA256_PREFIX: &str = "sha256:";
+pub(crate) const SHA256_PREFIX: &str = "sha256:";
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
@@ -43,7 +43,7 @@ pub fn address(bytes: &[u8]) -> String {
 }
 
 /// True iff `s` matches `^sha256:[a-f0-9]{64}$`.
-pub fn is_content_address(s: &str) -> bool {
+pub(crate) fn is_content_address(s: &str) -> bool {
     s.len() == 71
         && s.starts_with(SHA256_PREFIX)
         && s.as_bytes()[7..]
@@ -52,11 +52,11 @@ pub fn is_content_address(s: &str) -> bool {
 }
 
 /// The address of the empty OPWM1 artifact: the store's cold-start token (FORMATS.md §8.4).
-pub const EMPTY_TREE_ADDRESS: &str =
+pub(crate) const EMPTY_TREE_ADDRESS: &str =
     "sha256:e59ed80133c208bf8e8264c96c5bbe0d36aa073fb969671ec6b752bffb7b08e6";
 
 /// The literal `@atomic` token of a failed receipt with no earlier receipt (FORMATS.md §8.4).
-pub const COLD_START_EMPTY: &str = "cold-start:empty";
+pub(crate) const COLD_START_EMPTY: &str = "cold-start:empty";
 
 /// The address of canonical `null` (RUNTIME.md §4.7).
 pub const NULL_ADDRESS: &str =

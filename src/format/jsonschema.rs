@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// The order in which an object's members are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemberOrder {
+pub(crate) enum MemberOrder {
     /// Each property in schema order (its violations, or its absence), then the unknown
     /// members in value order.
     Properties,
@@ -28,19 +28,19 @@ pub enum MemberOrder {
 
 /// How [`check`] walks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
+pub(crate) struct Options {
     /// Member order.
     pub order: MemberOrder,
     /// An array with more elements is one [`ViolationKind::TooManyItems`] and is not descended
     /// into. `None`: no limit.
-    pub max_items: Option<usize>,
+    pub(crate) max_items: Option<usize>,
     /// Most violations kept; further ones are only counted ([`Report::dropped`]).
-    pub max_violations: usize,
+    pub(crate) max_violations: usize,
 }
 
 /// What is wrong at a [`Violation`]'s path.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ViolationKind<'a> {
+pub(crate) enum ViolationKind<'a> {
     /// The value's type is not among `expected` (schema type names).
     Type {
         /// The admitted type names, in schema order (`anyOf` branches flattened).
@@ -77,7 +77,7 @@ pub enum ViolationKind<'a> {
 /// One violation: the JSON path of the value (of the object, for a member that is missing or
 /// unknown) and what is wrong.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Violation<'a> {
+pub(crate) struct Violation<'a> {
     /// `$`-rooted JSON path.
     pub path: String,
     /// What is wrong.
@@ -86,7 +86,7 @@ pub struct Violation<'a> {
 
 /// The result of [`check`].
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     /// The first [`Options::max_violations`] violations, in walk order.
     pub violations: Vec<Violation<'a>>,
     /// How many more were found.
@@ -96,13 +96,13 @@ pub struct Report<'a> {
 impl Report<'_> {
     /// True when the value is valid.
     #[cfg(test)]
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         self.violations.is_empty() && self.dropped == 0
     }
 }
 
 /// Checks `value` against `schema` (see the module docs).
-pub fn check<'a>(schema: &'a Value, value: &'a Value, options: &Options) -> Report<'a> {
+pub(crate) fn check<'a>(schema: &'a Value, value: &'a Value, options: &Options) -> Report<'a> {
     let mut walk = Walk {
         options,
         report: Report::default(),
@@ -112,7 +112,7 @@ pub fn check<'a>(schema: &'a Value, value: &'a Value, options: &Options) -> Repo
 }
 
 /// `path.key`, or `path["key"]` when the key is not a plain identifier (`[A-Za-z0-9_-]+`).
-pub fn member_path(path: &str, key: &str) -> String {
+pub(crate) fn member_path(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
         && key
             .chars()
@@ -125,7 +125,7 @@ pub fn member_path(path: &str, key: &str) -> String {
 }
 
 /// The schema's type names (`type` as a name or a list).
-pub fn schema_types(schema: &Value) -> Vec<&str> {
+pub(crate) fn schema_types(schema: &Value) -> Vec<&str> {
     match schema.get("type") {
         Some(Value::String(s)) => vec![s.as_str()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
@@ -135,7 +135,7 @@ pub fn schema_types(schema: &Value) -> Vec<&str> {
 
 /// The JSON type name of a value (`null`, `boolean`, `number`, `string`, `array`, `object`;
 /// integers are `number`).
-pub fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -147,7 +147,7 @@ pub fn type_name(v: &Value) -> &'static str {
 }
 
 /// True for integral numbers (`3`, `3.0`; not `3.5`).
-pub fn is_integer(v: &Value) -> bool {
+pub(crate) fn is_integer(v: &Value) -> bool {
     match v {
         Value::Number(n) => {
             n.is_i64()
@@ -160,7 +160,7 @@ pub fn is_integer(v: &Value) -> bool {
 }
 
 /// True when the type name admits the value.
-pub fn type_matches(name: &str, v: &Value) -> bool {
+pub(crate) fn type_matches(name: &str, v: &Value) -> bool {
     match name {
         "null" => v.is_null(),
         "boolean" => v.is_boolean(),
@@ -174,7 +174,7 @@ pub fn type_matches(name: &str, v: &Value) -> bool {
 }
 
 /// True when `schema` admits `null` (a `null` type, or an `anyOf` branch that does).
-pub fn admits_null(schema: &Value) -> bool {
+pub(crate) fn admits_null(schema: &Value) -> bool {
     if schema_types(schema).contains(&"null") {
         return true;
     }

@@ -4,35 +4,35 @@
 use crate::format::address::{hex, is_content_address, unhex};
 
 /// The ledger.
-pub const RECEIPTS_FILE: &str = "receipts.json";
+pub(crate) const RECEIPTS_FILE: &str = "receipts.json";
 /// The runtime registry.
-pub const REGISTRY_FILE: &str = "registry.json";
+pub(crate) const REGISTRY_FILE: &str = "registry.json";
 /// The single-writer lock file.
-pub const LOCK_FILE: &str = ".lock";
+pub(crate) const LOCK_FILE: &str = ".lock";
 /// The running daemon's address record.
-pub const SERVE_FILE: &str = "serve.json";
+pub(crate) const SERVE_FILE: &str = "serve.json";
 /// Authored replay captions.
-pub const BEATS_FILE: &str = "beats.json";
+pub(crate) const BEATS_FILE: &str = "beats.json";
 /// The world-model store directory.
-pub const WORLD_MODELS_DIR: &str = "world-models";
+pub(crate) const WORLD_MODELS_DIR: &str = "world-models";
 /// The singular fallback some reference viewers read.
-pub const WORLD_MODEL_DIR_SINGULAR: &str = "world-model";
+pub(crate) const WORLD_MODEL_DIR_SINGULAR: &str = "world-model";
 /// The compile cache directory.
-pub const COMPILE_DIR: &str = "compile";
+pub(crate) const COMPILE_DIR: &str = "compile";
 /// `compile/topology.json`.
-pub const TOPOLOGY_FILE: &str = "topology.json";
+pub(crate) const TOPOLOGY_FILE: &str = "topology.json";
 /// `compile/labels.json`.
-pub const LABELS_FILE: &str = "labels.json";
+pub(crate) const LABELS_FILE: &str = "labels.json";
 /// `compile/manifest.json`.
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 /// `compile/nodes/`.
-pub const COMPILE_NODES_DIR: &str = "nodes";
+pub(crate) const COMPILE_NODES_DIR: &str = "nodes";
 /// A node's current pointer.
-pub const PUBLISHED_FILE: &str = "published.json";
+pub(crate) const PUBLISHED_FILE: &str = "published.json";
 /// A node's `@atomic` token → version index.
-pub const ATOMIC_INDEX_FILE: &str = "atomic-index.json";
+pub(crate) const ATOMIC_INDEX_FILE: &str = "atomic-index.json";
 /// A node's committed versions.
-pub const VERSIONS_DIR: &str = "versions";
+pub(crate) const VERSIONS_DIR: &str = "versions";
 
 /// The directory segment of a node: lowercase hex of its UTF-8 bytes.
 pub fn node_segment(node: &str) -> String {
@@ -40,7 +40,7 @@ pub fn node_segment(node: &str) -> String {
 }
 
 /// The node id of a directory segment, if it is valid hex of UTF-8.
-pub fn segment_node(seg: &str) -> Option<String> {
+pub(crate) fn segment_node(seg: &str) -> Option<String> {
     String::from_utf8(unhex(seg)?).ok()
 }
 
@@ -53,7 +53,7 @@ pub fn version_file_name(version: &str) -> Option<String> {
 }
 
 /// True for names readers ignore (temporaries written by any implementation).
-pub fn is_temporary_name(name: &str) -> bool {
+pub(crate) fn is_temporary_name(name: &str) -> bool {
     name.contains(".tmp-")
 }
 

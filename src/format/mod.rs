@@ -4,10 +4,10 @@
 //! propagation-targets functions shared by `core` and `replay` (FORMATS.md).
 pub mod address;
 pub mod json;
-pub mod jsonschema;
+pub(crate) mod jsonschema;
 pub mod layout;
 pub mod opwm;
-pub mod propagate;
+pub(crate) mod propagate;
 pub mod receipt;
-pub mod sanitize;
+pub(crate) mod sanitize;
 pub mod topology;

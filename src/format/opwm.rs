@@ -7,7 +7,7 @@
 use crate::format::address::address;
 
 /// The 5-byte magic.
-pub const MAGIC: &[u8; 5] = b"OPWM1";
+pub(crate) const MAGIC: &[u8; 5] = b"OPWM1";
 
 /// A file tree: normalized relative POSIX path → bytes, sorted by path bytes.
 pub type FileTree = Vec<(String, Vec<u8>)>;

@@ -11,7 +11,7 @@ use crate::format::topology::Edge;
 /// differ. Disappeared facets are not reported.
 /// Linear in both maps: a prior map of more than [`SMALL`] facets is indexed once (its first
 /// entry per facet counts, as [`Fingerprints::get`] finds it); small ones are scanned.
-pub fn moved_facets(current: &Fingerprints, prior: Option<&Fingerprints>) -> Vec<String> {
+pub(crate) fn moved_facets(current: &Fingerprints, prior: Option<&Fingerprints>) -> Vec<String> {
     let index: Option<HashMap<&str, &str>> = prior.filter(|p| p.0.len() > SMALL).map(|p| {
         let mut m = HashMap::with_capacity(p.0.len());
         for (k, v) in &p.0 {
@@ -32,12 +32,12 @@ pub fn moved_facets(current: &Fingerprints, prior: Option<&Fingerprints>) -> Vec
 }
 
 /// Up to this many entries a linear scan beats building a hash index.
-pub const SMALL: usize = 8;
+pub(crate) const SMALL: usize = 8;
 
 /// Indexes (into `edges`) of the lanes a rendered receipt of `producer` lights: every edge in
 /// order whose producer matches and whose facet is **exactly** one of `moved` (no `@atomic`
 /// fallback).
-pub fn lit_edges(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<usize> {
+pub(crate) fn lit_edges(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<usize> {
     let moved: HashSet<&str> = moved.iter().map(String::as_str).collect();
     edges
         .iter()
@@ -49,7 +49,7 @@ pub fn lit_edges(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<usize>
 
 /// Distinct subscribers woken by a rendered receipt of `producer` that moved `moved`, ordered by
 /// each subscriber's first qualifying edge (diamond single-wake).
-pub fn propagation_targets(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<String> {
+pub(crate) fn propagation_targets(edges: &[Edge], producer: &str, moved: &[String]) -> Vec<String> {
     let mut seen: HashSet<&str> = HashSet::new();
     lit_edges(edges, producer, moved)
         .into_iter()

@@ -5,17 +5,17 @@
 //! [`sanitize_reason`] before the receipt is hashed.
 
 /// The replacement written in place of a secret.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Maximum length of a sanitized failure reason, in UTF-16 code units (before the `…`).
-pub const MAX_REASON_UNITS: usize = 500;
+pub(crate) const MAX_REASON_UNITS: usize = 500;
 
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 /// `s` cut to `max` characters with `…`, on one line.
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     let one: String = s
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -35,7 +35,7 @@ pub fn clip(s: &str, max: usize) -> String {
 /// followed by a token, and the value after `x-api-key:`, `api-key:`, `api_key=` or `"api_key":`.
 /// Total: never fails, never panics; the output is never longer than needed to hold the input
 /// with secrets replaced.
-pub fn redact(text: &str, secrets: &[&str]) -> String {
+pub(crate) fn redact(text: &str, secrets: &[&str]) -> String {
     let mut out = text.to_string();
     // Exact secret values first (longest first so a secret containing another is fully removed).
     let mut exact: Vec<&str> = secrets.iter().copied().filter(|s| s.len() >= 4).collect();
@@ -124,7 +124,7 @@ fn redact_after_label(text: &str, label: &str, allow_space: bool) -> String {
 /// Sanitizes a failure reason for a receipt's `semantic_diff.failure_reason`
 /// (FORMATS.md §4.4): redacts secrets, keeps the first line trimmed, returns `None` when empty,
 /// and cuts to 500 UTF-16 code units (499 when the cut would split a surrogate pair) plus `…`.
-pub fn sanitize_reason(text: &str, secrets: &[&str]) -> Option<String> {
+pub(crate) fn sanitize_reason(text: &str, secrets: &[&str]) -> Option<String> {
     let redacted = redact(text, secrets);
     let first = redacted.split('\n').next().unwrap_or("").trim();
     if first.is_empty() {

@@ -116,7 +116,7 @@ impl<'a> TopologyIndex<'a> {
     }
 
     /// True when `id` is an entry point.
-    pub fn is_entry_point(&self, id: &str) -> bool {
+    pub(crate) fn is_entry_point(&self, id: &str) -> bool {
         self.entry_points.contains(id)
     }
 
@@ -130,7 +130,7 @@ impl<'a> TopologyIndex<'a> {
     }
 
     /// The edges out of `producer`, in edge order.
-    pub fn outbound(&self, producer: &str) -> impl Iterator<Item = &'a Edge> + '_ {
+    pub(crate) fn outbound(&self, producer: &str) -> impl Iterator<Item = &'a Edge> + '_ {
         self.outbound
             .get(producer)
             .into_iter()
@@ -140,7 +140,7 @@ impl<'a> TopologyIndex<'a> {
 
     /// The distinct facets other than `@atomic` that `producer`'s outbound edges consume, in
     /// edge order.
-    pub fn consumed_facets(&self, producer: &str) -> Vec<String> {
+    pub(crate) fn consumed_facets(&self, producer: &str) -> Vec<String> {
         let mut seen = HashSet::new();
         self.outbound(producer)
             .filter(|e| e.facet != "@atomic" && seen.insert(e.facet.as_str()))
@@ -175,7 +175,7 @@ fn model_of(v: &Value) -> Option<&Object> {
 
 /// The phantom ingress producer of a gateway `<gw>`: the node id `<gw>::ingress`, producer of
 /// the `@atomic` edge the mounted topology appends into every entry point (FORMATS.md §8.3).
-pub fn ingress_node(gateway: &str) -> String {
+pub(crate) fn ingress_node(gateway: &str) -> String {
     format!("{gateway}::ingress")
 }
 

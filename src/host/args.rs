@@ -24,7 +24,7 @@ pub struct Globals {
     /// `--json`.
     pub json: bool,
     /// `--offline` (see [`Globals::offline`] for the environment variable).
-    pub offline_flag: bool,
+    pub(crate) offline_flag: bool,
     /// `-h` / `--help` was given.
     pub help: bool,
     /// `-V` / `-v` / `--version` was given.
@@ -153,7 +153,7 @@ impl Globals {
     }
 
     /// The project options of the command line.
-    pub fn project_options(&self) -> ProjectOptions {
+    pub(crate) fn project_options(&self) -> ProjectOptions {
         ProjectOptions {
             project: self.project.clone(),
             state_dir: self.state_dir.clone(),
@@ -161,12 +161,12 @@ impl Globals {
     }
 
     /// Resolves the project (`reactor.yml`, state directories, reactors).
-    pub fn load_project(&self) -> Result<Project, HostError> {
+    pub(crate) fn load_project(&self) -> Result<Project, HostError> {
         Project::load(&self.project_options())
     }
 
     /// Resolves the project and the reactor a verb works on (`--reactor`, or the only one).
-    pub fn select_reactor(&self, verb: &str) -> Result<(Project, ReactorSpec), HostError> {
+    pub(crate) fn select_reactor(&self, verb: &str) -> Result<(Project, ReactorSpec), HostError> {
         let project = self.load_project()?;
         let reactor = project.select(self.reactor.as_deref(), verb)?.clone();
         Ok((project, reactor))
@@ -183,7 +183,7 @@ impl Globals {
 }
 
 /// Interprets a `REACTOR_OFFLINE` value (HOST.md §2.2).
-pub fn parse_offline_env(v: Option<&str>) -> Result<bool, HostError> {
+pub(crate) fn parse_offline_env(v: Option<&str>) -> Result<bool, HostError> {
     let Some(v) = v else { return Ok(false) };
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" => Ok(true),
@@ -217,7 +217,7 @@ impl<'a> ArgStream<'a> {
 
     /// The next verb-level argument; global flags are consumed on the way. `None` at the end,
     /// or as soon as `--help` or `--version` is seen (the rest is not parsed).
-    pub fn next_arg(&mut self) -> Result<Option<OwnedArg>, HostError> {
+    pub(crate) fn next_arg(&mut self) -> Result<Option<OwnedArg>, HostError> {
         loop {
             if self.globals.help || self.globals.version {
                 return Ok(None);
@@ -241,7 +241,7 @@ impl<'a> ArgStream<'a> {
     }
 
     /// Refuses `--flag=value` for a flag without a value.
-    pub fn no_value(&mut self, flag: &str) -> Result<(), HostError> {
+    pub(crate) fn no_value(&mut self, flag: &str) -> Result<(), HostError> {
         refuse_attached(self.p, flag, Some(self.verb))
     }
 

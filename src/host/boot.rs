@@ -25,7 +25,7 @@ use crate::store::lock::{LockError, StateLock};
 
 /// The resolved model side of a project.
 #[derive(Clone, Debug)]
-pub struct ModelPlan {
+pub(crate) struct ModelPlan {
     /// The provider configuration (transport, endpoint, key variable, models).
     pub config: ProviderConfig,
     /// The system prompt (embedded or `REACTOR_SKILL_PATH`).
@@ -38,7 +38,7 @@ pub struct ModelPlan {
 
 impl ModelPlan {
     /// Resolves the provider table and the system prompt. Errors: configuration (exit 1).
-    pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
+    pub(crate) fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
         let config = ProviderConfig::resolve(&project.provider_settings())
             .map_err(|e| HostError::config(e.to_string()))?;
         let prompt = crate::agent::prompt::load_system_prompt()
@@ -52,7 +52,7 @@ impl ModelPlan {
     }
 
     /// The compile settings (HOST.md §6.3 key: contract set, `reactor-rs/<v>[+skill…]`, model).
-    pub fn compile_settings(&self) -> Result<CompileSettings, HostError> {
+    pub(crate) fn compile_settings(&self) -> Result<CompileSettings, HostError> {
         let model = self
             .config
             .require_compile_model()
@@ -74,7 +74,7 @@ impl ModelPlan {
 
     /// Checks that the key is present (unless offline) before any model call can happen
     /// (HOST.md §5.1). Returns it (absent offline).
-    pub fn require_key(&self, project: &Project) -> Result<Option<ApiKey>, HostError> {
+    pub(crate) fn require_key(&self, project: &Project) -> Result<Option<ApiKey>, HostError> {
         if self.offline {
             return Ok(None);
         }
@@ -91,7 +91,7 @@ impl ModelPlan {
 
     /// The model client: the offline client, or the provider client (wrapped by the recording
     /// client when `REACTOR_MODEL_RECORD` is set).
-    pub fn client(&self, key: Option<ApiKey>) -> Result<Arc<dyn ModelClient>, HostError> {
+    pub(crate) fn client(&self, key: Option<ApiKey>) -> Result<Arc<dyn ModelClient>, HostError> {
         match key {
             None => Ok(Arc::new(OfflineClient)),
             Some(key) => {
@@ -107,7 +107,7 @@ impl ModelPlan {
 /// The variable that shortens the whole-response timeout of one provider attempt, in
 /// milliseconds (default 600000, HOST.md §5.6). A test hook like `REACTOR_HTTP_BACKOFF_MS`, so
 /// that the host suite can exercise timeouts through the real binary in well under a second.
-pub const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
+pub(crate) const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
 
 /// The transport settings of the provider clients: [`HttpSettings::from_env`]
 /// (`REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`) plus [`HTTP_TIMEOUT_ENV`].
@@ -137,7 +137,7 @@ pub fn http_settings() -> Result<HttpSettings, HostError> {
 }
 
 /// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
-pub fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
+pub(crate) fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
     let set = ContractSet::load(&spec.contracts_dir)
         .map_err(|e| HostError::config(format!("contracts invalid: {e}")))?;
     if set.is_empty() {
@@ -151,7 +151,7 @@ pub fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
 
 /// Takes the state-dir lock, creating the directory first (HOST.md §7.1). A held lock is an
 /// error naming the holder, with the hint of §7.1.
-pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
+pub(crate) fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
     crate::store::fsutil::create_dir_all_durable(state_dir).map_err(|e| {
         HostError::state(format!(
             "cannot create state dir {}: {e}",
@@ -179,7 +179,7 @@ pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
 
 /// How the IR of a reactor was obtained.
 #[derive(Debug)]
-pub enum CompileOutcome {
+pub(crate) enum CompileOutcome {
     /// The cache was fresh: zero session cost.
     CacheHit,
     /// The sessions ran (the cache was stale or `--force`).
@@ -189,7 +189,11 @@ pub enum CompileOutcome {
 /// A compile failure as the writer verbs report it: the message with secret shapes and the
 /// exact `secrets` (the provider key) redacted — a repair-exhausted error list quotes
 /// model-supplied values (HOST.md §5.8) — and a hint giving the tokens already spent.
-pub fn compile_failure_redacted(prefix: &str, e: &CompileError, secrets: &[&str]) -> HostError {
+pub(crate) fn compile_failure_redacted(
+    prefix: &str,
+    e: &CompileError,
+    secrets: &[&str],
+) -> HostError {
     let spent = e.spent();
     HostError::new(
         ErrorKind::Model,
@@ -206,7 +210,7 @@ pub fn compile_failure_redacted(prefix: &str, e: &CompileError, secrets: &[&str]
 
 /// Compiles when the cache is stale (the caller holds the lock) and loads the IR keylessly.
 /// `offline` refuses a compile. Errors carry the verb-specific prefix of the failure message.
-pub fn ensure_compiled(
+pub(crate) fn ensure_compiled(
     spec: &ReactorSpec,
     plan: &ModelPlan,
     client: &dyn ModelClient,
@@ -317,7 +321,7 @@ pub fn briefs(loaded: &LoadedIr, mounted: &crate::core::ir::Mounted) -> HashMap<
 
 /// Mounts a reactor over `spec.state_dir` whose renders are agent loops on `client`
 /// (the caller holds the lock). Returns the reactor and the ledger notes to print.
-pub fn open_reactor(
+pub(crate) fn open_reactor(
     project: &Project,
     spec: &ReactorSpec,
     loaded: &LoadedIr,
@@ -404,7 +408,7 @@ fn sandbox_runner(
 
 /// Checks every `gateways[].node` against the entry points of the compiled topology
 /// (HOST.md §4.3).
-pub fn check_gateways(spec: &ReactorSpec, loaded: &LoadedIr) -> Result<(), HostError> {
+pub(crate) fn check_gateways(spec: &ReactorSpec, loaded: &LoadedIr) -> Result<(), HostError> {
     for g in &spec.gateways {
         if !loaded.ir.topology.entry_points.contains(&g.node) {
             return Err(HostError::config(format!(
@@ -417,7 +421,7 @@ pub fn check_gateways(spec: &ReactorSpec, loaded: &LoadedIr) -> Result<(), HostE
 }
 
 /// Prints the ledger notes of opening for write (FORMATS.md §11.4 wording) on stderr.
-pub fn print_notes(state_dir: &Path, notes: &[OpenNote]) {
+pub(crate) fn print_notes(state_dir: &Path, notes: &[OpenNote]) {
     for n in notes {
         if let Some(m) = n.message(state_dir) {
             eprintln!("{m}");
@@ -427,7 +431,7 @@ pub fn print_notes(state_dir: &Path, notes: &[OpenNote]) {
 
 /// A reactor ready for a writer verb: the IR (compiled first when stale), the gateways
 /// checked, the reactor mounted with group commit, and the ledger notes printed.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The loaded IR.
     pub loaded: LoadedIr,
     /// How it was obtained.
@@ -438,7 +442,7 @@ pub struct Prepared {
 
 /// [`ensure_compiled`] + [`check_gateways`] + [`open_reactor`] (the caller holds the lock).
 /// `check` runs between loading the IR and mounting (e.g. `trigger`'s node check).
-pub fn prepare(
+pub(crate) fn prepare(
     project: &Project,
     spec: &ReactorSpec,
     plan: &ModelPlan,

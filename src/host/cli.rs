@@ -18,7 +18,7 @@ use crate::host::{
 };
 
 /// The overview printed by `reactor --help`.
-pub const OVERVIEW: &str =
+pub(crate) const OVERVIEW: &str =
     "reactor — keep a graph of model-backed nodes true to their prose contracts
 
 Usage:
@@ -62,7 +62,7 @@ fn prescan_json(args: &[OsString]) -> bool {
 }
 
 /// `reactor <version>`.
-pub fn version_line() -> String {
+pub(crate) fn version_line() -> String {
     format!("reactor {}\n", crate::version::VERSION)
 }
 

@@ -59,7 +59,7 @@ use crate::host::project::{Project, ReactorSpec};
 use crate::model::TokenCost;
 
 /// `reactor compile --help`.
-pub const HELP: &str = "reactor compile — run the compile sessions into the cache
+pub(crate) const HELP: &str = "reactor compile — run the compile sessions into the cache
 
 Usage:
   reactor compile [--force | --check] [global flags]
@@ -247,7 +247,7 @@ impl CompileReport {
     }
 
     /// The text report (HOST.md §8.3).
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut r = Report::new("compile");
         if let Some(name) = &self.reactor {
             r.field("reactor", name);
@@ -416,7 +416,7 @@ impl CompileReport {
 
 /// Compiles (or checks) one reactor: steps 1–5 of HOST.md §8.3. Errors carry the exact
 /// messages of the specification; nothing is written unless the sessions all succeed.
-pub fn compile_reactor(
+pub(crate) fn compile_reactor(
     project: &Project,
     spec: &ReactorSpec,
     plan: &ModelPlan,

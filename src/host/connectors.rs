@@ -10,7 +10,7 @@ use crate::format::json::{self, Value};
 use crate::format::receipt::{Wake, WakeSource};
 
 /// Largest `http` connector body (16 MiB).
-pub const HTTP_BODY_LIMIT: u64 = 16 * 1024 * 1024;
+pub(crate) const HTTP_BODY_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// What a connector fetches.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +53,7 @@ pub struct Fetched {
     /// The item.
     pub item: Value,
     /// The id when the item has none of its own (`file` connector: the stem).
-    pub fallback_id: Option<String>,
+    pub(crate) fallback_id: Option<String>,
 }
 
 /// Errors fetching.
@@ -73,7 +73,7 @@ const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHA
 
 /// Percent-encodes the UTF-8 bytes of `s` except unreserved characters (RFC 3986 §2.3), with
 /// upper-case hex digits: `2026-06-02T18:00:00.000Z` → `2026-06-02T18%3A00%3A00.000Z`.
-pub fn url_encode(s: &str) -> String {
+pub(crate) fn url_encode(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, NOT_UNRESERVED).to_string()
 }
 
@@ -219,7 +219,7 @@ pub fn arrival_id(item: &Value, id_field: &str, fallback: Option<&str>) -> Optio
 
 /// The arrival id of a trigger payload (`trigger --data`, `POST /trigger/<node>`): the
 /// `id_field` member rule, else `trigger:` + the content address of its canonical JSON.
-pub fn trigger_arrival_id(item: &Value, id_field: &str) -> Option<String> {
+pub(crate) fn trigger_arrival_id(item: &Value, id_field: &str) -> Option<String> {
     match item.get(id_field) {
         Some(Value::String(s)) if !s.is_empty() => return Some(s.to_lossy().into_owned()),
         Some(Value::Number(n)) if n.is_finite() => return Some(json::number_to_string(*n)),
@@ -232,11 +232,11 @@ pub fn trigger_arrival_id(item: &Value, id_field: &str) -> Option<String> {
 
 /// The outcome of one gateway poll.
 #[derive(Clone, Debug, Default)]
-pub struct PollReport {
+pub(crate) struct PollReport {
     /// Arrivals staged, in payload order.
-    pub ingested_ids: Vec<String>,
+    pub(crate) ingested_ids: Vec<String>,
     /// Arrivals skipped (already in the cursor, or repeated within the poll).
-    pub skipped_ids: Vec<String>,
+    pub(crate) skipped_ids: Vec<String>,
     /// Reconcile results of the drains (one per staged arrival).
     pub results: Vec<ReconcileResult>,
     /// Soft problems.
@@ -245,7 +245,7 @@ pub struct PollReport {
 
 /// Errors of a poll.
 #[derive(Debug, thiserror::Error)]
-pub enum PollError {
+pub(crate) enum PollError {
     /// The fetch failed; nothing was staged and the cursor is unchanged.
     #[error("{0}")]
     Fetch(#[from] FetchError),
@@ -255,7 +255,7 @@ pub enum PollError {
 }
 
 /// `poll_gateway(G, source_id, connector, as_of)` (RUNTIME.md §9.4).
-pub fn poll_gateway(
+pub(crate) fn poll_gateway(
     reactor: &Reactor,
     gateway: &str,
     source_id: &str,

@@ -15,7 +15,7 @@ use crate::host::queue::TaskPool;
 use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_segments};
 
 /// The route names (reserved as reactor names, HOST.md §4.4).
-pub const ROUTE_NAMES: [&str; 7] = [
+pub(crate) const ROUTE_NAMES: [&str; 7] = [
     "health", "status", "cost", "topology", "receipts", "nodes", "trigger",
 ];
 

@@ -19,7 +19,7 @@ pub struct GatewaySpec {
     /// The gateway node (an entry point).
     pub node: String,
     /// The cursor namespace (`node` by default).
-    pub source_id: String,
+    pub(crate) source_id: String,
     /// Minimum interval between polls (`None`: every tick).
     pub poll: Option<Duration>,
     /// The connector.
@@ -34,7 +34,7 @@ pub struct LedgerView {
     /// Index of each node's last receipt in `receipts`, and its receipt count.
     pub last: std::collections::HashMap<String, (usize, u64)>,
     /// The whole-trail rollup.
-    pub rollup: CostRollup,
+    pub(crate) rollup: CostRollup,
 }
 
 impl LedgerView {
@@ -61,7 +61,7 @@ pub struct HostedReactor {
     /// The read-side ledger copy, updated by a receipt tap.
     pub view: Arc<RwLock<LedgerView>>,
     /// Last poll start per gateway (index-aligned with `gateways`).
-    pub last_poll: std::sync::Mutex<Vec<Option<Instant>>>,
+    pub(crate) last_poll: std::sync::Mutex<Vec<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for HostedReactor {
@@ -122,7 +122,7 @@ impl HostedReactor {
     }
 
     /// The `source_id` and `id_field` that trigger data staged into `node` uses.
-    pub fn cursor_for(&self, node: &str) -> (String, String) {
+    pub(crate) fn cursor_for(&self, node: &str) -> (String, String) {
         match self.gateways.iter().find(|g| g.node == node) {
             Some(g) => (g.source_id.clone(), g.connector.id_field.clone()),
             None => (node.to_string(), "id".to_string()),
@@ -135,7 +135,7 @@ impl HostedReactor {
     }
 
     /// True when `node` is an entry point (it has a phantom ingress producer).
-    pub fn is_entry_point(&self, node: &str) -> bool {
+    pub(crate) fn is_entry_point(&self, node: &str) -> bool {
         self.reactor
             .mounted()
             .entry_points
@@ -150,20 +150,20 @@ pub struct TriggerOutcome {
     /// Receipts appended by the task (ingress receipt and drain receipts).
     pub receipts_added: usize,
     /// Whether the data was staged (`None` without data).
-    pub data_delivered: Option<bool>,
+    pub(crate) data_delivered: Option<bool>,
     /// The arrival id of the data (entry points only).
     pub arrival_id: Option<String>,
     /// Why it was not delivered.
-    pub not_delivered: Option<NotDelivered>,
+    pub(crate) not_delivered: Option<NotDelivered>,
     /// The number of items in the ingress inbox after staging.
-    pub inbox_len: Option<usize>,
+    pub(crate) inbox_len: Option<usize>,
     /// Reconcile results of the drain, in firing order.
     pub results: Vec<ReconcileResult>,
 }
 
 /// Why data was not staged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotDelivered {
+pub(crate) enum NotDelivered {
     /// The arrival id was already in the cursor.
     Duplicate,
     /// The node is not an entry point; a wake carries no payload.

@@ -16,7 +16,7 @@ use crate::host::output::{self, Report};
 use crate::host::project::absolute;
 
 /// `reactor init --help`.
-pub const HELP: &str = "reactor init — scaffold a project
+pub(crate) const HELP: &str = "reactor init — scaffold a project
 
 Usage:
   reactor init [dir] [--force]
@@ -31,7 +31,7 @@ Flags:
 ";
 
 /// The scaffold's `reactor.yml`.
-pub const REACTOR_YML: &str = r#"# reactor.yml: how this project runs. Every key is optional; HOST.md lists them all.
+pub(crate) const REACTOR_YML: &str = r#"# reactor.yml: how this project runs. Every key is optional; HOST.md lists them all.
 
 # Where receipts, world-models and the compile cache are kept (relative to this file).
 state:
@@ -67,7 +67,7 @@ gateways:
 "#;
 
 /// The scaffold's gateway contract.
-pub const INBOX_PROSE: &str = "---
+pub(crate) const INBOX_PROSE: &str = "---
 name: inbox
 kind: gateway
 ---
@@ -90,7 +90,7 @@ The accepted items as an unordered set; each item's id, body and tags are materi
 ";
 
 /// The scaffold's responsibility contract.
-pub const DIGEST_PROSE: &str = "---
+pub(crate) const DIGEST_PROSE: &str = "---
 name: digest
 kind: responsibility
 ---
@@ -115,7 +115,7 @@ The digest text. Material: its wording, with whitespace collapsed.
 ";
 
 /// The scaffold's `.gitignore`.
-pub const GITIGNORE: &str = "# reactor state: receipts, world-models, the compile cache
+pub(crate) const GITIGNORE: &str = "# reactor state: receipts, world-models, the compile cache
 .reactor/
 # provider keys
 .env
@@ -143,7 +143,7 @@ Two contracts keep each other true:
 ";
 
 /// The scaffold files in writing order.
-pub const SCAFFOLD: [(&str, &str); 5] = [
+pub(crate) const SCAFFOLD: [(&str, &str); 5] = [
     ("reactor.yml", REACTOR_YML),
     ("inbox.prose.md", INBOX_PROSE),
     ("digest.prose.md", DIGEST_PROSE),

@@ -18,7 +18,7 @@ use crate::replay::statedir::{self, VersionFile};
 use crate::replay::trail::chain_json;
 
 /// `reactor inspect --help`.
-pub const HELP: &str = "reactor inspect — one node in detail
+pub(crate) const HELP: &str = "reactor inspect — one node in detail
 
 Usage:
   reactor inspect <node> [--strict] [global flags]
@@ -62,7 +62,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 }
 
 /// `sha256:` + 8 hex digits + `…` for a content address; other tokens as they are (clipped).
-pub fn short_token(s: &str) -> String {
+pub(crate) fn short_token(s: &str) -> String {
     if is_content_address(s) {
         format!("{}…", &s[..15])
     } else {

@@ -21,7 +21,7 @@ use crate::host::output::{self, NODE_WIDTH, Report};
 use crate::replay::trail::{Trail, TrailEntry};
 
 /// `reactor logs --help`.
-pub const HELP: &str = "reactor logs — one line per receipt, in ledger order
+pub(crate) const HELP: &str = "reactor logs — one line per receipt, in ledger order
 
 Usage:
   reactor logs [--node <node>] [global flags]
@@ -57,7 +57,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 ///
 /// Errors (state, exit 1): `<state-dir>: <problem>` with the hint `restore the file from a
 /// backup or move it aside` for a corrupt, blank or non-array ledger; an unreadable file.
-pub fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
+pub(crate) fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
     let trail = Trail::read(state_dir).map_err(|e| HostError::ledger_read(state_dir, &e))?;
     for n in trail.notes() {
         output::note(&n);
@@ -66,7 +66,7 @@ pub fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
 }
 
 /// True when `node` is a topology node or appears in the ledger.
-pub fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
+pub(crate) fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
     if trail.has_node(node) {
         return true;
     }
@@ -77,7 +77,7 @@ pub fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
 }
 
 /// `unknown node '<node>'` (exit 1).
-pub fn unknown_node(node: &str) -> HostError {
+pub(crate) fn unknown_node(node: &str) -> HostError {
     HostError::input(format!(
         "unknown node '{}'",
         crate::host::yaml::clip(node, 120)
@@ -86,7 +86,7 @@ pub fn unknown_node(node: &str) -> HostError {
 
 /// One listing line: `  <node:28> <status:8> wake=<source:8> fresh=<n> reused=<n>` and, under a
 /// failed receipt with a reason, `      reason: <reason>`.
-pub fn entry_lines(e: &TrailEntry) -> String {
+pub(crate) fn entry_lines(e: &TrailEntry) -> String {
     let mut s = format!(
         "  {:<w$} {:<8} wake={:<8} {}\n",
         e.node,
@@ -102,7 +102,7 @@ pub fn entry_lines(e: &TrailEntry) -> String {
 }
 
 /// The JSON member of one entry.
-pub fn entry_json(e: &TrailEntry) -> serde_json::Value {
+pub(crate) fn entry_json(e: &TrailEntry) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     m.insert("index".into(), e.index.into());
     m.insert("node".into(), e.node.clone().into());
@@ -120,7 +120,7 @@ pub fn entry_json(e: &TrailEntry) -> serde_json::Value {
 }
 
 /// Prints the listing of `logs` / `receipts list` under `reactor <title>`.
-pub fn print_listing(
+pub(crate) fn print_listing(
     title: &str,
     state_dir: &Path,
     node: Option<&str>,

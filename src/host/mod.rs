@@ -32,7 +32,7 @@ pub mod output;
 pub mod project;
 pub mod queue;
 pub mod receipts;
-pub mod rollup;
+pub(crate) mod rollup;
 pub mod run;
 pub mod serve;
 pub mod status;

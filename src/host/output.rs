@@ -9,9 +9,9 @@ use std::io::Write;
 use crate::host::error::{ErrorKind, HostError, one_line};
 
 /// Width of a report label (`  status         compiled`).
-pub const LABEL_WIDTH: usize = 15;
+pub(crate) const LABEL_WIDTH: usize = 15;
 /// Width of a node name in listings (`    price-watch                  fresh=…`).
-pub const NODE_WIDTH: usize = 28;
+pub(crate) const NODE_WIDTH: usize = 28;
 
 /// `fresh=<n> reused=<n>` (HOST.md §3.1).
 pub fn pair(fresh: u64, reused: u64) -> String {
@@ -32,20 +32,20 @@ pub fn pad(text: &str, width: usize) -> String {
 
 /// A text report under construction: the header line, a blank line, then indented lines.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     buf: String,
 }
 
 impl Report {
     /// A report whose first line is `reactor <title>` followed by a blank line.
-    pub fn new(title: &str) -> Report {
+    pub(crate) fn new(title: &str) -> Report {
         Report {
             buf: format!("reactor {title}\n\n"),
         }
     }
 
     /// `  <label:15><value>`.
-    pub fn field(&mut self, label: &str, value: impl AsRef<str>) -> &mut Self {
+    pub(crate) fn field(&mut self, label: &str, value: impl AsRef<str>) -> &mut Self {
         self.buf.push_str("  ");
         self.buf.push_str(&pad(label, LABEL_WIDTH));
         self.buf.push_str(value.as_ref());
@@ -54,7 +54,7 @@ impl Report {
     }
 
     /// `    <label:13><value>`: a labelled line inside a block, aligned with the fields.
-    pub fn sub_field(&mut self, label: &str, value: impl AsRef<str>) -> &mut Self {
+    pub(crate) fn sub_field(&mut self, label: &str, value: impl AsRef<str>) -> &mut Self {
         self.buf.push_str("    ");
         self.buf.push_str(&pad(label, LABEL_WIDTH - 2));
         self.buf.push_str(value.as_ref());
@@ -63,14 +63,14 @@ impl Report {
     }
 
     /// `    <node:28> <rest>`: a node row of a listing.
-    pub fn node_row(&mut self, node: &str, rest: impl AsRef<str>) -> &mut Self {
+    pub(crate) fn node_row(&mut self, node: &str, rest: impl AsRef<str>) -> &mut Self {
         self.buf
             .push_str(&format!("    {node:<NODE_WIDTH$} {}\n", rest.as_ref()));
         self
     }
 
     /// A line with `indent` leading spaces.
-    pub fn line(&mut self, indent: usize, text: impl AsRef<str>) -> &mut Self {
+    pub(crate) fn line(&mut self, indent: usize, text: impl AsRef<str>) -> &mut Self {
         self.buf.push_str(&" ".repeat(indent));
         self.buf.push_str(text.as_ref());
         self.buf.push('\n');
@@ -78,7 +78,7 @@ impl Report {
     }
 
     /// An empty line (never two in a row).
-    pub fn blank(&mut self) -> &mut Self {
+    pub(crate) fn blank(&mut self) -> &mut Self {
         if !self.buf.ends_with("\n\n") {
             self.buf.push('\n');
         }
@@ -86,18 +86,18 @@ impl Report {
     }
 
     /// The text so far.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.buf
     }
 
     /// The finished text.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.buf
     }
 }
 
 /// Writes `text` to stdout. A closed stdout becomes [`ErrorKind::BrokenPipe`] (exit 0, quiet).
-pub fn write_stdout(text: &str) -> Result<(), HostError> {
+pub(crate) fn write_stdout(text: &str) -> Result<(), HostError> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     out.write_all(text.as_bytes())
@@ -107,12 +107,12 @@ pub fn write_stdout(text: &str) -> Result<(), HostError> {
 
 /// Serializes `value` as one pretty JSON document (2-space indent, JavaScript number
 /// formatting, trailing newline; HOST.md §3.2).
-pub fn json_document<T: serde::Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn json_document<T: serde::Serialize + ?Sized>(value: &T) -> String {
     String::from_utf8(crate::format::json::to_js_pretty(value)).unwrap_or_default()
 }
 
 /// Prints one JSON document on stdout.
-pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), HostError> {
+pub(crate) fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), HostError> {
     write_stdout(&json_document(value))
 }
 
@@ -134,13 +134,13 @@ pub fn note(message: &str) {
 }
 
 /// True when `REACTOR_DEBUG=1` asks for cause chains.
-pub fn debug_enabled() -> bool {
+pub(crate) fn debug_enabled() -> bool {
     std::env::var("REACTOR_DEBUG").is_ok_and(|v| v.trim() == "1")
 }
 
 /// The stderr text of an error: `reactor: error: <message>`, `hint: …` lines and, when
 /// `debug` is set, `  caused by: …` lines.
-pub fn error_text(err: &HostError, debug: bool) -> String {
+pub(crate) fn error_text(err: &HostError, debug: bool) -> String {
     let mut s = format!("reactor: error: {}\n", one_line(&err.message));
     for h in &err.hints {
         s.push_str(&format!("hint: {}\n", one_line(h)));
@@ -155,7 +155,7 @@ pub fn error_text(err: &HostError, debug: bool) -> String {
 
 /// The `--json` document of an error: the error's own document when it has one, else
 /// `{"status":"error","ok":false,"message":"<message>; hint: …"}` (HOST.md §3.3).
-pub fn error_document(err: &HostError) -> serde_json::Value {
+pub(crate) fn error_document(err: &HostError) -> serde_json::Value {
     match &err.document {
         Some(d) => (**d).clone(),
         None => serde_json::json!({
@@ -168,7 +168,7 @@ pub fn error_document(err: &HostError) -> serde_json::Value {
 
 /// Prints an error once (stderr, plus the JSON document on stdout with `--json`) and returns
 /// its exit code. A broken pipe prints nothing and returns 0.
-pub fn print_error(err: &HostError, json: bool) -> u8 {
+pub(crate) fn print_error(err: &HostError, json: bool) -> u8 {
     if err.kind == ErrorKind::BrokenPipe {
         return 0;
     }

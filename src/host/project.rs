@@ -21,11 +21,11 @@ use crate::host::error::HostError;
 use crate::model::config::ProviderSettings;
 
 /// The name of the single reactor when `reactor.yml` has no `reactors:` list.
-pub const DEFAULT_REACTOR: &str = "default";
+pub(crate) const DEFAULT_REACTOR: &str = "default";
 
 /// What the command line says about the project.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ProjectOptions {
+pub(crate) struct ProjectOptions {
     /// `--project` (default `.`).
     pub project: Option<PathBuf>,
     /// `--state-dir`.
@@ -34,11 +34,11 @@ pub struct ProjectOptions {
 
 /// One hosted reactor, fully resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ReactorSpec {
+pub(crate) struct ReactorSpec {
     /// `default`, or `reactors[].name`.
     pub name: String,
     /// The directory whose `*.prose.md` contracts make this reactor (absolute).
-    pub contracts_dir: PathBuf,
+    pub(crate) contracts_dir: PathBuf,
     /// The reactor's state directory (absolute; may not exist yet).
     pub state_dir: PathBuf,
     /// Its gateways' connectors.
@@ -49,17 +49,17 @@ pub struct ReactorSpec {
 
 /// A resolved project: configuration, state directories and reactors.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Project {
+pub(crate) struct Project {
     /// The project directory (absolute, lexically normalized).
     pub dir: PathBuf,
     /// `<dir>/reactor.yml`.
-    pub config_path: PathBuf,
+    pub(crate) config_path: PathBuf,
     /// True when `reactor.yml` exists.
-    pub config_present: bool,
+    pub(crate) config_present: bool,
     /// The parsed configuration (defaults when the file is absent).
     pub config: ReactorConfig,
     /// The base state directory: `--state-dir`, else `state.dir`, else `<dir>/.reactor`.
-    pub state_base: PathBuf,
+    pub(crate) state_base: PathBuf,
     /// The hosted reactors, in list order (one named `default` without a list).
     pub reactors: Vec<ReactorSpec>,
     /// True when `reactor.yml` has a `reactors:` list (the daemon prefixes routes then).
@@ -78,7 +78,7 @@ pub fn absolute(p: &Path) -> PathBuf {
 
 /// Refuses a state directory that is a file or lies under a file (HOST.md §2.1). A missing
 /// directory is fine. Usage error (exit 2): `state dir <path> is not a directory`.
-pub fn check_state_dir(path: &Path) -> Result<(), HostError> {
+pub(crate) fn check_state_dir(path: &Path) -> Result<(), HostError> {
     let mut cur = Some(path);
     while let Some(p) = cur {
         match std::fs::metadata(p) {
@@ -104,7 +104,7 @@ impl Project {
     /// invalid `reactor.yml` (config, exit 1, naming `reactor.yml:<line>:<col>: <key path>`); a
     /// state directory that is not a directory (usage, exit 2); two reactors sharing a state
     /// directory (config, exit 1).
-    pub fn load(opts: &ProjectOptions) -> Result<Project, HostError> {
+    pub(crate) fn load(opts: &ProjectOptions) -> Result<Project, HostError> {
         let dir = absolute(opts.project.as_deref().unwrap_or(Path::new(".")));
         match std::fs::metadata(&dir) {
             Ok(m) if m.is_dir() => {}
@@ -189,12 +189,12 @@ impl Project {
     }
 
     /// The `model.*` values for [`crate::model::ProviderConfig::resolve`].
-    pub fn provider_settings(&self) -> ProviderSettings {
+    pub(crate) fn provider_settings(&self) -> ProviderSettings {
         self.config.model.provider_settings()
     }
 
     /// The reactor names, in list order.
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.reactors.iter().map(|r| r.name.as_str()).collect()
     }
 
@@ -202,7 +202,7 @@ impl Project {
     ///
     /// Errors (usage, exit 2): an unknown name (listing the configured names); no `--reactor`
     /// while several reactors are configured. `verb` names the verb in the hint.
-    pub fn select(&self, name: Option<&str>, verb: &str) -> Result<&ReactorSpec, HostError> {
+    pub(crate) fn select(&self, name: Option<&str>, verb: &str) -> Result<&ReactorSpec, HostError> {
         match name {
             Some(n) => self.reactors.iter().find(|r| r.name == n).ok_or_else(|| {
                 HostError::usage(

@@ -43,7 +43,7 @@ impl std::fmt::Debug for TaskPool {
 }
 
 /// A task's result, delivered when it finished (`None` when it panicked).
-pub type TaskResult<T> = crossbeam_channel::Receiver<Option<T>>;
+pub(crate) type TaskResult<T> = crossbeam_channel::Receiver<Option<T>>;
 
 impl TaskPool {
     /// A pool for `reactors` queues served by `concurrency` (≥ 1) workers.

@@ -19,7 +19,7 @@ use crate::host::rollup::CostRollup;
 use crate::replay::statedir::check_world_models;
 
 /// `reactor receipts --help`.
-pub const HELP: &str = "reactor receipts — ledger listing, verification and cost
+pub(crate) const HELP: &str = "reactor receipts — ledger listing, verification and cost
 
 Usage:
   reactor receipts [list] [--node <node>]
@@ -55,7 +55,7 @@ pub enum Sub {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rate {
     /// Dollars per token (fresh and reused alike).
-    pub usd_per_token: f64,
+    pub(crate) usd_per_token: f64,
     /// How the rate prints (`$3/Mtok`, `250000 tokens-per-dollar`).
     pub label: String,
 }
@@ -63,7 +63,7 @@ pub struct Rate {
 /// Parses a `--rate` value (HOST.md §8.11): `N`, `$N`, `N/Mtok` or `$N/Mtok` are dollars per
 /// million tokens (N ≥ 0); `Ntpd` or `N tokens-per-dollar` are tokens per dollar (N > 0).
 /// `None` when unparseable.
-pub fn parse_rate(s: &str) -> Option<Rate> {
+pub(crate) fn parse_rate(s: &str) -> Option<Rate> {
     fn num(t: &str) -> Option<f64> {
         let t = t.trim();
         if t.is_empty()
@@ -175,7 +175,7 @@ pub fn dollars(x: f64) -> String {
 /// Appends the ledger part of the `status` body (HOST.md §8.7): `receipts`, `run cost`,
 /// `dispositions`, the optional rate lines, then the blocks by surprise cause and by node
 /// (omitted when there are no receipts).
-pub fn write_ledger_body(r: &mut Report, rollup: &CostRollup, rate: Option<&Rate>) {
+pub(crate) fn write_ledger_body(r: &mut Report, rollup: &CostRollup, rate: Option<&Rate>) {
     r.field("receipts", rollup.receipts.to_string());
     r.field("run cost", rollup.total.pair());
     let d = &rollup.dispositions;

@@ -18,7 +18,7 @@ use crate::format::receipt::{Receipt, Status, WakeSource};
 
 /// A `{fresh, reused}` token pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Tokens {
+pub(crate) struct Tokens {
     /// Fresh (uncached) tokens.
     pub fresh: u64,
     /// Reused (provider-cached) tokens.
@@ -27,20 +27,20 @@ pub struct Tokens {
 
 impl Tokens {
     /// Adds another pair (saturating).
-    pub fn add(&mut self, fresh: u64, reused: u64) {
+    pub(crate) fn add(&mut self, fresh: u64, reused: u64) {
         self.fresh = self.fresh.saturating_add(fresh);
         self.reused = self.reused.saturating_add(reused);
     }
 
     /// `fresh=<n> reused=<n>`.
-    pub fn pair(&self) -> String {
+    pub(crate) fn pair(&self) -> String {
         crate::host::output::pair(self.fresh, self.reused)
     }
 }
 
 /// Disposition counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Dispositions {
+pub(crate) struct Dispositions {
     /// `rendered` receipts.
     pub rendered: u64,
     /// `skipped` receipts.
@@ -53,11 +53,11 @@ pub struct Dispositions {
 
 /// The host rollup (FORMATS.md §16.4).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CostRollup {
+pub(crate) struct CostRollup {
     /// Sum over every receipt.
     pub total: Tokens,
     /// Per node, in first-appearance order.
-    pub by_node: Vec<(String, Tokens)>,
+    pub(crate) by_node: Vec<(String, Tokens)>,
     node_index: HashMap<String, usize>,
     /// Per surprise cause, indexed in the order of [`WakeSource::ROLLUP_ORDER`]; `None` when
     /// no receipt had that cause.
@@ -77,13 +77,13 @@ fn cause_slot(c: WakeSource) -> usize {
 
 impl CostRollup {
     /// An empty rollup.
-    pub fn new() -> CostRollup {
+    pub(crate) fn new() -> CostRollup {
         CostRollup::default()
     }
 
     /// Adds one receipt given by its fields. `status` and `cause` are the raw strings; values
     /// outside their enums count under `other` and under no cause.
-    pub fn add(&mut self, node: &str, status: &str, cause: &str, fresh: u64, reused: u64) {
+    pub(crate) fn add(&mut self, node: &str, status: &str, cause: &str, fresh: u64, reused: u64) {
         self.receipts += 1;
         self.total.add(fresh, reused);
         let i = match self.node_index.get(node) {
@@ -110,7 +110,7 @@ impl CostRollup {
     }
 
     /// The rollup of a trail's receipts, or of one node's (in O(that node's receipts)).
-    pub fn of_trail(trail: &crate::replay::trail::Trail, node: Option<&str>) -> CostRollup {
+    pub(crate) fn of_trail(trail: &crate::replay::trail::Trail, node: Option<&str>) -> CostRollup {
         let mut r = CostRollup::new();
         let mut add = |e: &crate::replay::trail::TrailEntry| {
             r.add(&e.node, &e.status, &e.surprise_cause, e.fresh, e.reused)
@@ -123,7 +123,7 @@ impl CostRollup {
     }
 
     /// Adds one receipt.
-    pub fn add_receipt(&mut self, r: &Receipt) {
+    pub(crate) fn add_receipt(&mut self, r: &Receipt) {
         self.add(
             &r.node,
             r.status.as_str(),
@@ -134,7 +134,7 @@ impl CostRollup {
     }
 
     /// The causes present, in the order `input`, `self`, `external`.
-    pub fn by_surprise_cause(&self) -> Vec<(WakeSource, Tokens)> {
+    pub(crate) fn by_surprise_cause(&self) -> Vec<(WakeSource, Tokens)> {
         WakeSource::ROLLUP_ORDER
             .iter()
             .filter_map(|c| self.by_cause[cause_slot(*c)].map(|t| (*c, t)))
@@ -142,7 +142,7 @@ impl CostRollup {
     }
 
     /// The tokens of one node (zero when absent).
-    pub fn node(&self, node: &str) -> Tokens {
+    pub(crate) fn node(&self, node: &str) -> Tokens {
         self.node_index
             .get(node)
             .map(|i| self.by_node[*i].1)
@@ -151,7 +151,7 @@ impl CostRollup {
 
     /// `cost: fresh=F reused=R (rendered=a skipped=b failed=c) receipts=N`, with ` failed=c`
     /// only when `c > 0` (FORMATS.md §16.4).
-    pub fn one_line(&self) -> String {
+    pub(crate) fn one_line(&self) -> String {
         let failed = if self.dispositions.failed > 0 {
             format!(" failed={}", self.dispositions.failed)
         } else {
@@ -168,7 +168,7 @@ impl CostRollup {
     }
 
     /// The JSON shape of FORMATS.md §16.4.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let tok = |t: &Tokens| serde_json::json!({"fresh": t.fresh, "reused": t.reused});
         let mut by_node = serde_json::Map::new();
         for (n, t) in &self.by_node {

@@ -13,7 +13,7 @@ use crate::host::output::{self, Report};
 use crate::host::rollup::CostRollup;
 
 /// `reactor run --help`.
-pub const HELP: &str = "reactor run — boot the reactor, drain to quiescence, report
+pub(crate) const HELP: &str = "reactor run — boot the reactor, drain to quiescence, report
 
 Usage:
   reactor run [global flags]
@@ -37,7 +37,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 }
 
 /// A dispositions block of reconcile results (HOST.md §8 shared fragments).
-pub fn dispositions_block(r: &mut Report, results: &[ReconcileResult]) {
+pub(crate) fn dispositions_block(r: &mut Report, results: &[ReconcileResult]) {
     for x in results {
         r.node_row(&x.node, x.disposition.as_str());
         if let Some(reason) = &x.reason {
@@ -47,7 +47,7 @@ pub fn dispositions_block(r: &mut Report, results: &[ReconcileResult]) {
 }
 
 /// JSON dispositions `[{"node","disposition","reason"?}]`.
-pub fn dispositions_json(results: &[ReconcileResult]) -> serde_json::Value {
+pub(crate) fn dispositions_json(results: &[ReconcileResult]) -> serde_json::Value {
     serde_json::Value::Array(
         results
             .iter()
@@ -65,7 +65,7 @@ pub fn dispositions_json(results: &[ReconcileResult]) -> serde_json::Value {
 }
 
 /// Collects the receipts a reactor appends (the per-invocation figures).
-pub fn collect_receipts(reactor: &crate::core::Reactor) -> Arc<Mutex<Vec<Receipt>>> {
+pub(crate) fn collect_receipts(reactor: &crate::core::Reactor) -> Arc<Mutex<Vec<Receipt>>> {
     let sink: Arc<Mutex<Vec<Receipt>>> = Arc::default();
     let s = sink.clone();
     reactor.on_receipt(move |r| s.lock().unwrap_or_else(|e| e.into_inner()).push(r.clone()));
@@ -73,7 +73,7 @@ pub fn collect_receipts(reactor: &crate::core::Reactor) -> Arc<Mutex<Vec<Receipt
 }
 
 /// The rollup of collected receipts.
-pub fn rollup_of(receipts: &[Receipt]) -> CostRollup {
+pub(crate) fn rollup_of(receipts: &[Receipt]) -> CostRollup {
     let mut r = CostRollup::new();
     for x in receipts {
         r.add_receipt(x);
@@ -82,7 +82,7 @@ pub fn rollup_of(receipts: &[Receipt]) -> CostRollup {
 }
 
 /// The `compile` line and JSON member of `run` / `trigger`.
-pub fn compile_status(outcome: &CompileOutcome) -> (String, serde_json::Value) {
+pub(crate) fn compile_status(outcome: &CompileOutcome) -> (String, serde_json::Value) {
     match outcome {
         CompileOutcome::CacheHit => (
             "cache hit (zero session cost)".into(),
@@ -185,7 +185,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
 }
 
 /// Removes the render working directories unless `REACTOR_KEEP_WORK=1`.
-pub fn cleanup_work() {
+pub(crate) fn cleanup_work() {
     if !crate::agent::render::keep_work_from_env() {
         let _ = crate::agent::render::remove_work_root(&crate::agent::render::default_work_root());
     }

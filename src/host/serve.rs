@@ -25,7 +25,7 @@ use crate::model::{ApiKey, ModelClient};
 use crate::store::lock::StateLock;
 
 /// `reactor serve --help`.
-pub const HELP: &str = "reactor serve — the durable host: boot, serve, poll, until stopped
+pub(crate) const HELP: &str = "reactor serve — the durable host: boot, serve, poll, until stopped
 
 Usage:
   reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]

@@ -30,7 +30,7 @@ use crate::host::rollup::CostRollup;
 use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor status --help`.
-pub const HELP: &str = "reactor status — compile cache and ledger summary
+pub(crate) const HELP: &str = "reactor status — compile cache and ledger summary
 
 Usage:
   reactor status [global flags]
@@ -173,7 +173,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
 
 /// A `compile/topology.json` read error as the host reports it: the state-dir path before a
 /// JSON problem, the file path in an I/O problem (exit 1).
-pub fn topology_error(
+pub(crate) fn topology_error(
     state_dir: &std::path::Path,
     e: &crate::replay::statedir::TopologyReadError,
 ) -> HostError {
@@ -252,7 +252,7 @@ pub fn cache_key(
 /// manifest; otherwise the full check of [`crate::compile::cache::freshness`] (key triple,
 /// digests, keyless load) against [`cache_key`]. When the key cannot be computed the answer is
 /// `Unknown(<error>)`, except for an unreadable manifest, which is stale whatever the key.
-pub fn compile_freshness(
+pub(crate) fn compile_freshness(
     state_dir: &std::path::Path,
     contracts_dir: &std::path::Path,
     settings: &crate::model::ProviderSettings,

@@ -31,7 +31,7 @@ use crate::host::output::{self, Report};
 use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor topology --help`.
-pub const HELP: &str = "reactor topology — print the compiled graph
+pub(crate) const HELP: &str = "reactor topology — print the compiled graph
 
 Usage:
   reactor topology [--format text|dot|mermaid] [global flags]
@@ -118,7 +118,7 @@ fn describe(state_dir: &Path, ix: &TopologyIndex<'_>) -> Vec<Drawn> {
 }
 
 /// Escapes a string for a double-quoted Graphviz id or label.
-pub fn dot_quote(s: &str) -> String {
+pub(crate) fn dot_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -136,7 +136,7 @@ pub fn dot_quote(s: &str) -> String {
 
 /// Escapes text for a quoted Mermaid label (entity codes for characters Mermaid treats
 /// specially).
-pub fn mermaid_text(s: &str) -> String {
+pub(crate) fn mermaid_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -173,7 +173,7 @@ fn phantoms(ix: &TopologyIndex<'_>) -> Vec<(String, String, bool)> {
 }
 
 /// The Graphviz drawing.
-pub fn render_dot(t: &Topology) -> String {
+pub(crate) fn render_dot(t: &Topology) -> String {
     let ix = t.index();
     let mut s = String::from("digraph reactor {\n  rankdir=LR;\n  node [shape=box];\n");
     for n in &t.nodes {
@@ -221,7 +221,7 @@ pub fn render_dot(t: &Topology) -> String {
 }
 
 /// The Mermaid drawing. Node ids are generated (`n0`, `n1`, `p0`, …); labels carry the names.
-pub fn render_mermaid(t: &Topology) -> String {
+pub(crate) fn render_mermaid(t: &Topology) -> String {
     let ix = t.index();
     let mut s = String::from("flowchart LR\n");
     // name → generated id; the first id given to a name wins.

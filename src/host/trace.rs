@@ -24,7 +24,7 @@ use crate::host::output::{self, Report, pair};
 use crate::replay::trail::chain_json;
 
 /// `reactor trace --help`.
-pub const HELP: &str = "reactor trace — per-node receipt chains
+pub(crate) const HELP: &str = "reactor trace — per-node receipt chains
 
 Usage:
   reactor trace [node] [global flags]

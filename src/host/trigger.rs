@@ -20,7 +20,7 @@ use crate::host::run::{
 use crate::store::lock::{StateLock, holder_pid};
 
 /// `reactor trigger --help`.
-pub const HELP: &str = "reactor trigger — one external wake of one node
+pub(crate) const HELP: &str = "reactor trigger — one external wake of one node
 
 Usage:
   reactor trigger <node> [--data <json> | --data @<file> | --data @-] [global flags]
@@ -36,7 +36,7 @@ Otherwise a one-shot reactor boots over the durable state, wakes the node, drain
 ";
 
 /// The largest `--data` value (1 MiB).
-pub const DATA_LIMIT: usize = 1_048_576;
+pub(crate) const DATA_LIMIT: usize = 1_048_576;
 
 /// Parsed arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

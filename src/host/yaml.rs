@@ -21,7 +21,7 @@ pub struct Pos {
     /// 1-based line.
     pub line: u64,
     /// 1-based column (characters).
-    pub column: u64,
+    pub(crate) column: u64,
 }
 
 /// The value of a node. Integers keep their YAML integer type; floats are finite.
@@ -51,7 +51,7 @@ pub struct YamlNode {
     /// The value.
     pub value: YamlValue,
     /// Where the node is used (for an alias: the alias).
-    pub pos: Pos,
+    pub(crate) pos: Pos,
     /// The node's explicit tag as the library resolved it (`!foo`, `tag:yaml.org,2002:str`),
     /// `None` when untagged. [`parse_document`] refuses any tag.
     tag: Option<String>,
@@ -67,7 +67,7 @@ impl YamlNode {
     }
 
     /// True for `null`.
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         matches!(self.value, YamlValue::Null)
     }
 
@@ -89,16 +89,16 @@ impl YamlNode {
     }
 }
 
-pub use crate::format::sanitize::clip;
+pub(crate) use crate::format::sanitize::clip;
 
 /// A YAML error with its position.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{line}:{column}: {message}")]
-pub struct YamlError {
+pub(crate) struct YamlError {
     /// 1-based line (0 when the library gave none).
     pub line: u64,
     /// 1-based column (0 when the library gave none).
-    pub column: u64,
+    pub(crate) column: u64,
     /// The problem, without position.
     pub message: String,
 }
@@ -191,7 +191,7 @@ impl<'de> Deserialize<'de> for YamlNode {
 /// Errors: syntax errors, duplicate keys, several documents, alias bombs (the library's
 /// budget), input over [`MAX_YAML_BYTES`], explicit tags and non-finite numbers — each with the
 /// position of the problem.
-pub fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
+pub(crate) fn parse_document(text: &str) -> Result<YamlNode, YamlError> {
     if text.len() > MAX_YAML_BYTES {
         return Err(YamlError {
             line: 0,

@@ -13,7 +13,7 @@ use super::wire::{WireFailure, count, error_message, status_in_body};
 /// conversation), `tools` + `tool_choice: "auto"` when tools are offered, `response_format`
 /// (`json_schema`, `strict: true`) when an output schema is set, `temperature` and
 /// `reasoning_effort` only when set, `max_tokens` only when set, and `stream: false`.
-pub fn request_body(req: &ModelRequest) -> Value {
+pub(crate) fn request_body(req: &ModelRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(req.model.clone()));
     let mut messages = Vec::new();
@@ -108,7 +108,7 @@ pub fn usage(u: Option<&Value>) -> Usage {
 /// Failures: a body with an `error` object and no `choices` → [`WireFailure::ErrorBody`] (status
 /// from the body, 502 when none); a non-null `refusal` → [`WireFailure::Refused`]; anything else
 /// unusable → [`WireFailure::Malformed`].
-pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
+pub(crate) fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
     let Some(obj) = body.as_object() else {
         return Err(WireFailure::Malformed(
             "response is not a JSON object".into(),

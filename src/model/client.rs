@@ -16,10 +16,10 @@ use super::wire::{WireFailure, error_message_from_bytes};
 use super::{ModelClient, chat, messages};
 
 /// The variable that sets the base retry backoff in milliseconds (HOST.md §2.2).
-pub const BACKOFF_ENV: &str = "REACTOR_HTTP_BACKOFF_MS";
+pub(crate) const BACKOFF_ENV: &str = "REACTOR_HTTP_BACKOFF_MS";
 
 /// The variable that enables one redacted stderr line per HTTP exchange (HOST.md §2.2).
-pub const DEBUG_ENV: &str = "REACTOR_DEBUG";
+pub(crate) const DEBUG_ENV: &str = "REACTOR_DEBUG";
 
 /// Transport settings of the provider clients (HOST.md §5.6). [`HttpSettings::default`] holds
 /// the specified values; tests shorten the timeouts and set the backoff to 0.
@@ -70,7 +70,7 @@ impl HttpSettings {
     }
 
     /// [`HttpSettings::from_env`] with an injected environment.
-    pub fn from_env_with(
+    pub(crate) fn from_env_with(
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<HttpSettings, ConfigError> {
         let mut s = HttpSettings::default();
@@ -90,13 +90,13 @@ impl HttpSettings {
 }
 
 /// Whether an HTTP status is retried (HOST.md §5.6): 408, 429, 500, 502, 503, 504, 529.
-pub fn is_retryable_status(status: u16) -> bool {
+pub(crate) fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500 | 502 | 503 | 504 | 529)
 }
 
 /// The backoff before retry number `attempt` (1 after the first failure):
 /// `base × 2^(attempt − 1) × factor`, capped at `cap`; `factor` is clamped to [0.5, 1.0].
-pub fn backoff_delay(base: Duration, attempt: u32, factor: f64, cap: Duration) -> Duration {
+pub(crate) fn backoff_delay(base: Duration, attempt: u32, factor: f64, cap: Duration) -> Duration {
     let factor = if factor.is_finite() {
         factor.clamp(0.5, 1.0)
     } else {
@@ -114,7 +114,7 @@ pub fn backoff_delay(base: Duration, attempt: u32, factor: f64, cap: Duration) -
 /// Parses a `Retry-After` value: whole seconds, or an HTTP date (RFC 9110, e.g.
 /// `Sun, 06 Nov 1994 08:49:37 GMT`) relative to `now` (a past date is zero). `None` when the
 /// value is neither.
-pub fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Option<Duration> {
     let v = value.trim();
     if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
         return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));

@@ -137,7 +137,7 @@ const TABLE: [Row; 4] = [
 ];
 
 /// The default provider label.
-pub const DEFAULT_PROVIDER: &str = "openrouter";
+pub(crate) const DEFAULT_PROVIDER: &str = "openrouter";
 
 fn non_empty(v: &Option<String>) -> Option<String> {
     v.as_ref()
@@ -225,7 +225,7 @@ impl ProviderConfig {
     }
 
     /// The compile model id, or `model.compile_model is required for provider '<p>'`.
-    pub fn require_compile_model(&self) -> Result<&str, ConfigError> {
+    pub(crate) fn require_compile_model(&self) -> Result<&str, ConfigError> {
         self.compile_model
             .as_deref()
             .ok_or_else(|| ConfigError::MissingModel {

@@ -138,7 +138,7 @@ fn plural_attempts(n: u32) -> &'static str {
 impl ModelError {
     /// Whether this is the offline refusal (renders use its text as the reason without the
     /// `model call failed: ` prefix).
-    pub fn is_offline(&self) -> bool {
+    pub(crate) fn is_offline(&self) -> bool {
         matches!(self, ModelError::Offline)
     }
 }

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use super::config::ProviderConfig;
 
 /// The variable naming a `.env` file to read instead of `<project>/.env`.
-pub const ENV_PATH_VAR: &str = "REACTOR_ENV_PATH";
+pub(crate) const ENV_PATH_VAR: &str = "REACTOR_ENV_PATH";
 
 /// Largest `.env` file read (1 MiB); a larger file is an error, not a silent truncation.
-pub const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
 
 /// A provider key. Its `Debug` prints `ApiKey([redacted])`; it has no `Display`, so it cannot end
 /// up in a message by accident (HOST.md §5.8).
@@ -28,7 +28,7 @@ impl ApiKey {
     }
 
     /// The key value, for the request header and for redaction lists. Never print it.
-    pub fn expose_secret(&self) -> &str {
+    pub(crate) fn expose_secret(&self) -> &str {
         &self.0
     }
 }
@@ -41,7 +41,7 @@ impl fmt::Debug for ApiKey {
 
 /// Where a key was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeySource {
+pub(crate) enum KeySource {
     /// The process environment.
     Environment,
     /// A `.env` file.
@@ -50,7 +50,7 @@ pub enum KeySource {
 
 /// A key and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FoundKey {
+pub(crate) struct FoundKey {
     /// The key (redacted in `Debug`).
     pub key: ApiKey,
     /// Its source.
@@ -102,7 +102,7 @@ impl KeyError {
 
 /// Parses `.env` text into `(KEY, VALUE)` pairs in file order (HOST.md §2.3). Lines that are not
 /// `KEY=VALUE` with a valid variable name are ignored. Total: never fails.
-pub fn parse_dotenv(text: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_dotenv(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim();
@@ -141,7 +141,7 @@ fn strip_quotes(v: &str) -> &str {
 
 /// The `.env` file consulted: `env_path` (the value of `REACTOR_ENV_PATH`) when set and
 /// non-empty, otherwise `<project_dir>/.env`.
-pub fn env_file_path(project_dir: &Path, env_path: Option<&str>) -> PathBuf {
+pub(crate) fn env_file_path(project_dir: &Path, env_path: Option<&str>) -> PathBuf {
     match env_path.filter(|p| !p.trim().is_empty()) {
         Some(p) => PathBuf::from(p),
         None => project_dir.join(".env"),
@@ -150,7 +150,7 @@ pub fn env_file_path(project_dir: &Path, env_path: Option<&str>) -> PathBuf {
 
 /// Reads one variable from a `.env` file; the last assignment wins. A missing file yields
 /// `Ok(None)`; other read failures are [`KeyError::EnvFile`].
-pub fn read_env_file_var(path: &Path, var: &str) -> Result<Option<String>, KeyError> {
+pub(crate) fn read_env_file_var(path: &Path, var: &str) -> Result<Option<String>, KeyError> {
     let env_err = |detail: String| KeyError::EnvFile {
         path: path.to_path_buf(),
         detail,
@@ -182,7 +182,7 @@ pub fn read_env_file_var(path: &Path, var: &str) -> Result<Option<String>, KeyEr
 /// Looks a key up with an injected environment (for tests and for callers that snapshot the
 /// environment): `env(var)` first (an empty value counts as unset), then the `.env` file at
 /// `env_file`. `Ok(None)` when found nowhere.
-pub fn lookup_key_with(
+pub(crate) fn lookup_key_with(
     var: &str,
     env: &dyn Fn(&str) -> Option<String>,
     env_file: &Path,
@@ -205,7 +205,7 @@ fn process_env(var: &str) -> Option<String> {
 
 /// Looks a key up in the process environment, then in `REACTOR_ENV_PATH` or
 /// `<project_dir>/.env` (HOST.md §2.3). `doctor` and the clients share this lookup.
-pub fn lookup_key(var: &str, project_dir: &Path) -> Result<Option<FoundKey>, KeyError> {
+pub(crate) fn lookup_key(var: &str, project_dir: &Path) -> Result<Option<FoundKey>, KeyError> {
     let env_path = std::env::var(ENV_PATH_VAR).ok();
     let file = env_file_path(project_dir, env_path.as_deref());
     lookup_key_with(var, &process_env, &file)
@@ -220,7 +220,7 @@ pub fn require_key(config: &ProviderConfig, project_dir: &Path) -> Result<ApiKey
 }
 
 /// [`require_key`] with an injected environment and `.env` path.
-pub fn require_key_with(
+pub(crate) fn require_key_with(
     config: &ProviderConfig,
     env: &dyn Fn(&str) -> Option<String>,
     env_file: &Path,

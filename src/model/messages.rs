@@ -9,10 +9,10 @@ use super::types::{
 use super::wire::{WireFailure, count, error_message, status_in_body};
 
 /// The `anthropic-version` header value.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// `max_tokens` of every request unless the request sets its own budget (HOST.md §5.4).
-pub const DEFAULT_MAX_TOKENS: u32 = 16384;
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 16384;
 
 /// Builds the request body (HOST.md §5.4), members in this order: `model`, `max_tokens`,
 /// `system` (the first system block marked `cache_control: {"type": "ephemeral"}`, the other
@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 16384;
 /// `tools` (offered tools, plus `submit_<name>` when an output schema is set), `tool_choice`
 /// (`{"type": "tool", "name": "submit_<name>"}` with an output schema, `{"type": "auto"}` with
 /// tools), and `temperature` only when set. `reasoning_effort` is not sent (HOST.md §13 item 3).
-pub fn request_body(req: &ModelRequest) -> Value {
+pub(crate) fn request_body(req: &ModelRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(req.model.clone()));
     body.insert(
@@ -158,7 +158,7 @@ fn status_of_error_type(kind: &str) -> Option<u16> {
 /// Failures: an error body (`type: "error"`, or an `error` object without `content`) →
 /// [`WireFailure::ErrorBody`] with the status its error type stands for (502 when unknown);
 /// anything else unusable → [`WireFailure::Malformed`].
-pub fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
+pub(crate) fn parse_response(body: &Value) -> Result<ModelResponse, WireFailure> {
     let Some(obj) = body.as_object() else {
         return Err(WireFailure::Malformed(
             "response is not a JSON object".into(),

@@ -20,10 +20,10 @@ use super::types::{ModelRequest, ModelResponse};
 pub const RECORD_FORMAT: &str = "reactor.model-records/1";
 
 /// The variable naming a record file to write from live calls (HOST.md §2.2).
-pub const RECORD_ENV: &str = "REACTOR_MODEL_RECORD";
+pub(crate) const RECORD_ENV: &str = "REACTOR_MODEL_RECORD";
 
 /// Largest record file loaded (64 MiB).
-pub const MAX_RECORD_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_RECORD_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One recorded exchange: `{"id", "request", "response"}`. `id` is any JSON scalar (recording
 /// writes 1, 2, 3, …).
@@ -39,7 +39,7 @@ pub struct ModelRecord {
 
 impl ModelRecord {
     /// The id as text: a string as is, anything else as JSON.
-    pub fn id_text(&self) -> String {
+    pub(crate) fn id_text(&self) -> String {
         match &self.id {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -139,7 +139,7 @@ fn short(v: &Value) -> String {
 /// The first JSON path where `actual` differs from `expected`, and a short description
 /// (`expected <v>, got <v>`). Objects are compared as maps (expected key order first), arrays
 /// element by element. `None` when equal.
-pub fn first_difference(expected: &Value, actual: &Value) -> Option<(String, String)> {
+pub(crate) fn first_difference(expected: &Value, actual: &Value) -> Option<(String, String)> {
     fn walk(path: String, e: &Value, a: &Value) -> Option<(String, String)> {
         match (e, a) {
             (Value::Object(em), Value::Object(am)) => {
@@ -223,7 +223,7 @@ impl ReplayClient {
     }
 
     /// Parses record-file text (see [`parse_record_file`]).
-    pub fn from_json(text: &str) -> Result<ReplayClient, RecordFileError> {
+    pub(crate) fn from_json(text: &str) -> Result<ReplayClient, RecordFileError> {
         Ok(ReplayClient::new(parse_record_file(text)?.records))
     }
 
@@ -370,7 +370,7 @@ impl<C: ModelClient> ModelClient for RecordingClient<C> {
 
 /// Wraps `client` in a [`RecordingClient`] when `REACTOR_MODEL_RECORD` names a file; returns it
 /// unchanged otherwise.
-pub fn with_recording_from_env(client: Box<dyn ModelClient>) -> Box<dyn ModelClient> {
+pub(crate) fn with_recording_from_env(client: Box<dyn ModelClient>) -> Box<dyn ModelClient> {
     match std::env::var(RECORD_ENV) {
         Ok(path) if !path.trim().is_empty() => Box::new(RecordingClient::new(client, path)),
         _ => client,

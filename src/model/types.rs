@@ -181,7 +181,7 @@ impl ToolArguments {
 
     /// The argument text as sent back to Chat Completions (`function.arguments`): compact JSON,
     /// or the raw text unchanged.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         match self {
             ToolArguments::Json(v) => v.to_string(),
             ToolArguments::Raw(s) => s.clone(),

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// What a response parser found instead of a usable response.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WireFailure {
+pub(crate) enum WireFailure {
     /// A 2xx body carrying an error object and no answer (HOST.md §5.3): the status found inside
     /// it (502 when none) and the provider's message.
     ErrorBody {
@@ -47,7 +47,7 @@ pub fn count(v: Option<&Value>) -> u64 {
 
 /// The provider message of an error body: `error.message`, a string `error`, or a top-level
 /// `message`; `None` when the body is not JSON or has none.
-pub fn error_message(body: &Value) -> Option<String> {
+pub(crate) fn error_message(body: &Value) -> Option<String> {
     let err = body.get("error");
     if let Some(m) = err.and_then(|e| e.get("message")).and_then(Value::as_str) {
         return Some(m.to_string());
@@ -62,7 +62,7 @@ pub fn error_message(body: &Value) -> Option<String> {
 
 /// The provider message of a raw error body: the JSON message when there is one, otherwise the
 /// first 300 characters of the text.
-pub fn error_message_from_bytes(body: &[u8]) -> String {
+pub(crate) fn error_message_from_bytes(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<Value>(body)
         && let Some(m) = error_message(&v)
     {
@@ -74,7 +74,7 @@ pub fn error_message_from_bytes(body: &[u8]) -> String {
 
 /// A status code carried inside a 2xx error body (`error.code` or `error.status`, a number or a
 /// numeric string in 100–599); `None` when absent.
-pub fn status_in_body(err: &Value) -> Option<u16> {
+pub(crate) fn status_in_body(err: &Value) -> Option<u16> {
     for key in ["code", "status"] {
         let code = match err.get(key) {
             Some(Value::Number(n)) => n.as_u64(),

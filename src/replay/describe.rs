@@ -61,7 +61,7 @@ impl Serialize for CountMap {
 #[serde(rename_all = "camelCase")]
 pub struct DescribeRollup {
     /// Buckets per `cost.surprise_cause` (absent members for an empty ledger).
-    pub by_surprise_cause: Option<ByCause>,
+    pub(crate) by_surprise_cause: Option<ByCause>,
     /// All receipts.
     pub total: Bucket,
 }
@@ -95,7 +95,7 @@ pub struct DescribeNode {
     /// The node's chain verified.
     pub chain_ok: bool,
     /// The node is not a topology node (listed only when its chain fails).
-    pub off_topology: bool,
+    pub(crate) off_topology: bool,
 }
 
 /// A FRAMES row.
@@ -226,7 +226,7 @@ pub fn describe_state_dir(opened: &OpenedStateDir, opts: &DescribeOptions) -> De
 }
 
 /// [`describe_state_dir`] over an already built session.
-pub fn describe_session(
+pub(crate) fn describe_session(
     opened: &OpenedStateDir,
     session: &ReplaySession,
     opts: &DescribeOptions,

@@ -48,7 +48,7 @@ use crate::store::ledger::{LedgerError, TornTail, read_ledger, read_ledger_tail}
 use crate::store::source::StateSource;
 
 /// How many snapshots a reader takes at most before it reports an inconsistent read.
-pub const ATTEMPTS: u32 = 8;
+pub(crate) const ATTEMPTS: u32 = 8;
 
 /// A file's identity (device and inode): a rename-replaced ledger has a new one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ pub struct FileIdentity {
     /// `st_dev`.
     pub dev: u64,
     /// `st_ino`.
-    pub ino: u64,
+    pub(crate) ino: u64,
 }
 
 /// One consistent read of `receipts.json`.
@@ -72,17 +72,17 @@ pub struct LedgerSnapshot {
     /// append); nothing is repaired.
     pub torn: Option<TornTail>,
     /// True when the file exists with zero bytes (the empty ledger, with a note).
-    pub zero_length: bool,
+    pub(crate) zero_length: bool,
     /// Offset just after the last complete element (or after `[` when there is none): live
     /// follow resumes parsing there.
     pub end_of_complete: usize,
     /// The file read, for live follow (`None` for embedded sources and absent files).
-    pub identity: Option<FileIdentity>,
+    pub(crate) identity: Option<FileIdentity>,
 }
 
 /// New complete elements found after a known prefix ([`read_growth`]).
 #[derive(Clone, Debug, Default)]
-pub struct Growth {
+pub(crate) struct Growth {
     /// The new complete elements, in file order.
     pub receipts: Vec<Value>,
     /// The new end of the complete prefix (absolute offset).
@@ -227,7 +227,7 @@ pub fn read_ledger_file(path: &Path) -> Result<LedgerSnapshot, LedgerReadError> 
 /// bundled fixtures: their bytes never change, so one parse is the snapshot).
 ///
 /// Errors: as [`read_ledger_file`].
-pub fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerReadError> {
+pub(crate) fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerReadError> {
     if let Some(root) = src.disk_root() {
         return read_ledger_file(&root.join(layout::RECEIPTS_FILE));
     }
@@ -257,7 +257,7 @@ pub fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerR
 ///
 /// Errors: [`LedgerReadError::Content`] with [`LedgerError::Corrupt`] when the bytes after the
 /// prefix can never continue the array (confirmed on a second snapshot); I/O errors.
-pub fn read_growth(
+pub(crate) fn read_growth(
     path: &Path,
     identity: FileIdentity,
     end_of_complete: usize,

@@ -149,7 +149,7 @@ impl From<ProjectionWire> for ProjectedReceipt {
 /// the specification words it (`status must be one of rendered | skipped | failed`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
-pub struct ProjectionError {
+pub(crate) struct ProjectionError {
     message: String,
 }
 
@@ -184,7 +184,7 @@ impl ProjectionError {
 /// Projects one raw element (VIEWER.md §3.2).
 ///
 /// Errors: [`ProjectionError`], the first problem.
-pub fn project_receipt(v: &Value) -> Result<ProjectedReceipt, ProjectionError> {
+pub(crate) fn project_receipt(v: &Value) -> Result<ProjectedReceipt, ProjectionError> {
     json::from_value(v).map_err(|e| ProjectionError::of(&e))
 }
 
@@ -218,7 +218,7 @@ pub struct BeatsMap {
 }
 
 /// Reads `beats.json` bytes (absent or malformed → `None`).
-pub fn parse_beats(bytes: &[u8]) -> Option<BeatsMap> {
+pub(crate) fn parse_beats(bytes: &[u8]) -> Option<BeatsMap> {
     let v = json::parse(bytes).ok()?;
     let o = v.as_object()?;
     let beats = o.get("beats")?.as_array()?;
@@ -249,7 +249,7 @@ pub fn parse_beats(bytes: &[u8]) -> Option<BeatsMap> {
 }
 
 /// Reads `compile/labels.json` bytes: non-objects → empty; non-string values dropped; order kept.
-pub fn parse_labels(bytes: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn parse_labels(bytes: &[u8]) -> Vec<(String, String)> {
     match json::parse(bytes) {
         Ok(Value::Object(o)) => o
             .iter()
@@ -314,7 +314,7 @@ pub fn is_reactor_state_dir(path: &Path) -> bool {
 }
 
 /// Hashes every element, on two threads when the ledger is large.
-pub fn recompute_all(raw: &[Value]) -> Vec<Result<String, NonFinite>> {
+pub(crate) fn recompute_all(raw: &[Value]) -> Vec<Result<String, NonFinite>> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -336,7 +336,7 @@ pub fn recompute_all(raw: &[Value]) -> Vec<Result<String, NonFinite>> {
 }
 
 /// Reads the topology file through a source (VIEWER.md §3.3).
-pub fn read_topology_from(src: &dyn StateSource) -> Result<Option<Topology>, OpenError> {
+pub(crate) fn read_topology_from(src: &dyn StateSource) -> Result<Option<Topology>, OpenError> {
     let rel = format!("{}/{}", layout::COMPILE_DIR, layout::TOPOLOGY_FILE);
     let Some(bytes) = src
         .read(&rel)
@@ -367,7 +367,7 @@ pub fn open_state_dir(dir: &Path, opts: &OpenStateDirOptions) -> Result<OpenedSt
 }
 
 /// Opens any source (disk or embedded).
-pub fn open_source(
+pub(crate) fn open_source(
     state_dir: String,
     source: Arc<dyn StateSource>,
     synthetic: bool,

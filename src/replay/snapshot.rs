@@ -109,7 +109,7 @@ pub struct ByCause {
     pub input: Bucket,
     /// `self`
     #[serde(rename = "self")]
-    pub self_: Bucket,
+    pub(crate) self_: Bucket,
     /// `external`
     pub external: Bucket,
 }
@@ -201,7 +201,7 @@ pub struct ReplaySnapshot {
 
 /// One node's chain and counts (the describe PER-NODE row source).
 #[derive(Clone, Debug, Default)]
-pub struct NodeChain {
+pub(crate) struct NodeChain {
     /// Node id.
     pub node: String,
     /// Incremental verification state.
@@ -220,7 +220,7 @@ pub struct NodeChain {
 
 /// The replay session: everything needed to extend the snapshot frame by frame.
 #[derive(Clone, Debug)]
-pub struct ReplaySession {
+pub(crate) struct ReplaySession {
     edges: Vec<Edge>,
     out_edges: HashMap<String, Vec<usize>>,
     has_topology: bool,
@@ -233,14 +233,18 @@ pub struct ReplaySession {
     /// Frames so far.
     pub frames: Vec<ReceiptFrame>,
     /// Rollup so far.
-    pub rollup: CostRollupView,
+    pub(crate) rollup: CostRollupView,
     fresh_rate: f64,
     reused_rate: f64,
 }
 
 impl ReplaySession {
     /// A session for a topology (or the fallback when `None`).
-    pub fn new(topology: Option<&Topology>, fresh_rate: f64, reused_rate: f64) -> ReplaySession {
+    pub(crate) fn new(
+        topology: Option<&Topology>,
+        fresh_rate: f64,
+        reused_rate: f64,
+    ) -> ReplaySession {
         let edges: Vec<Edge> = topology.map(|t| t.edges.clone()).unwrap_or_default();
         let mut out_edges: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, e) in edges.iter().enumerate() {
@@ -267,7 +271,7 @@ impl ReplaySession {
 
     /// Appends one receipt (raw value, its projection and its recomputed address) as the next
     /// frame, updating moved facets, lanes, rollup and the node's chain verdict.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         raw: &Value,
         p: &ProjectedReceipt,
@@ -366,14 +370,14 @@ impl ReplaySession {
     }
 
     /// True when some frame so far belongs to `node`.
-    pub fn has_chain(&self, node: &str) -> bool {
+    pub(crate) fn has_chain(&self, node: &str) -> bool {
         self.chain_index.contains_key(node)
     }
 
     /// Per-node chains in report order: topology nodes in topology order (only those with
     /// frames), then every other node in first-seen order. The flag says whether the node is
     /// off-topology (only possible with a topology).
-    pub fn chains_in_report_order(&self) -> Vec<(&NodeChain, bool)> {
+    pub(crate) fn chains_in_report_order(&self) -> Vec<(&NodeChain, bool)> {
         let mut out = Vec::with_capacity(self.chains.len());
         if self.has_topology {
             for n in &self.topology_nodes {
@@ -393,7 +397,7 @@ impl ReplaySession {
     }
 
     /// The chain verdict view with the given labeller.
-    pub fn chain_verify(&self, label: &dyn Fn(&str) -> String) -> ChainVerifyView {
+    pub(crate) fn chain_verify(&self, label: &dyn Fn(&str) -> String) -> ChainVerifyView {
         let mut errors = Vec::new();
         let mut invalid = Vec::new();
         for (c, off) in self.chains_in_report_order() {
@@ -420,13 +424,13 @@ impl ReplaySession {
 /// `labels.json` is indexed once (the first entry of an id wins), so labelling every node and
 /// frame stays linear.
 #[derive(Clone, Debug)]
-pub struct LabelMap<'a> {
+pub(crate) struct LabelMap<'a> {
     map: Option<HashMap<&'a str, &'a str>>,
 }
 
 impl<'a> LabelMap<'a> {
     /// Indexes `labels` when they are in use.
-    pub fn new(labels: &'a [(String, String)], use_labels: bool) -> LabelMap<'a> {
+    pub(crate) fn new(labels: &'a [(String, String)], use_labels: bool) -> LabelMap<'a> {
         let map = use_labels.then(|| {
             let mut m = HashMap::with_capacity(labels.len());
             for (k, v) in labels {
@@ -438,7 +442,7 @@ impl<'a> LabelMap<'a> {
     }
 
     /// The label of `id`: its non-empty `labels.json` value, else its short name.
-    pub fn label(&self, id: &str) -> String {
+    pub(crate) fn label(&self, id: &str) -> String {
         match self.map.as_ref().and_then(|m| m.get(id)) {
             Some(l) if !l.is_empty() => l.to_string(),
             _ => short_name(id).to_string(),
@@ -447,7 +451,7 @@ impl<'a> LabelMap<'a> {
 }
 
 /// The text after the first `.` (the whole id if it has none).
-pub fn short_name(id: &str) -> &str {
+pub(crate) fn short_name(id: &str) -> &str {
     match id.find('.') {
         Some(i) => &id[i + 1..],
         None => id,
@@ -455,7 +459,7 @@ pub fn short_name(id: &str) -> &str {
 }
 
 /// Builds the session of an opened state directory.
-pub fn build_session(opened: &OpenedStateDir) -> ReplaySession {
+pub(crate) fn build_session(opened: &OpenedStateDir) -> ReplaySession {
     let mut s = ReplaySession::new(
         opened.topology.as_ref(),
         opened.options.fresh_rate,
@@ -468,7 +472,10 @@ pub fn build_session(opened: &OpenedStateDir) -> ReplaySession {
 }
 
 /// Assembles the snapshot from a session.
-pub fn snapshot_from_session(opened: &OpenedStateDir, session: &ReplaySession) -> ReplaySnapshot {
+pub(crate) fn snapshot_from_session(
+    opened: &OpenedStateDir,
+    session: &ReplaySession,
+) -> ReplaySnapshot {
     let labels = LabelMap::new(&opened.labels, !opened.labels.is_empty());
     let label = |id: &str| labels.label(id);
     let (nodes, edges, entry_points, acyclic) = match &opened.topology {

@@ -101,7 +101,7 @@ pub struct Manifest {
 
 /// What `compile/manifest.json` holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ManifestRead {
+pub(crate) enum ManifestRead {
     /// No manifest (never compiled, or a replay fixture).
     Absent,
     /// Present but not JSON or not an object (the cache is stale: `manifest unreadable`).
@@ -135,7 +135,7 @@ struct ManifestTokensWire {
 }
 
 /// Reads `compile/manifest.json` leniently.
-pub fn read_manifest(state_dir: &Path) -> ManifestRead {
+pub(crate) fn read_manifest(state_dir: &Path) -> ManifestRead {
     let path = state_dir
         .join(layout::COMPILE_DIR)
         .join(layout::MANIFEST_FILE);
@@ -210,7 +210,7 @@ impl Writer {
 }
 
 /// True when a process with this pid exists (Linux: `/proc/<pid>`; elsewhere assumed alive).
-pub fn pid_alive(pid: u32) -> bool {
+pub(crate) fn pid_alive(pid: u32) -> bool {
     if pid == 0 {
         return false;
     }
@@ -223,7 +223,7 @@ pub fn pid_alive(pid: u32) -> bool {
 
 /// The writer named by `.lock` when its process is alive, with the daemon details from
 /// `serve.json` when it names the same pid. Reads only; never takes or tests the lock.
-pub fn current_writer(state_dir: &Path) -> Option<Writer> {
+pub(crate) fn current_writer(state_dir: &Path) -> Option<Writer> {
     let pid = holder_pid(state_dir)?;
     if !pid_alive(pid) {
         return None;
@@ -248,7 +248,7 @@ pub fn published(state_dir: &Path, node: &str) -> Option<Published> {
 }
 
 /// The world-model store directory: `world-models/`, else `world-model/`, else `None`.
-pub fn world_models_dir(state_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn world_models_dir(state_dir: &Path) -> Option<PathBuf> {
     [layout::WORLD_MODELS_DIR, layout::WORLD_MODEL_DIR_SINGULAR]
         .iter()
         .map(|d| state_dir.join(d))
@@ -257,7 +257,7 @@ pub fn world_models_dir(state_dir: &Path) -> Option<PathBuf> {
 
 /// What a version file of a node holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum VersionFile {
+pub(crate) enum VersionFile {
     /// Decoded, with its number of files.
     Files(usize),
     /// Absent.
@@ -267,7 +267,7 @@ pub enum VersionFile {
 }
 
 /// Looks up one version file of a node.
-pub fn version_file(state_dir: &Path, node: &str, version: &str) -> VersionFile {
+pub(crate) fn version_file(state_dir: &Path, node: &str, version: &str) -> VersionFile {
     let (Some(dir), Some(name)) = (world_models_dir(state_dir), version_file_name(version)) else {
         return VersionFile::Missing;
     };
@@ -325,7 +325,7 @@ pub fn maintains(state_dir: &Path, index: &TopologyIndex<'_>, node: &str) -> Vec
 /// The phantom ingress producer of an entry point: the producer of an edge into it that is not
 /// a topology node (reference fixtures), else `<gateway>::ingress`. Costs the gateway's inbound
 /// edges.
-pub fn ingress_of(index: &TopologyIndex<'_>, gateway: &str) -> String {
+pub(crate) fn ingress_of(index: &TopologyIndex<'_>, gateway: &str) -> String {
     index
         .inbound(gateway)
         .find(|e| !index.has_node(&e.producer))

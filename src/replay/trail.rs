@@ -99,7 +99,7 @@ struct EntryDiff {
 }
 
 /// Projects one raw element (never fails).
-pub fn project_entry(index: usize, v: &Value) -> TrailEntry {
+pub(crate) fn project_entry(index: usize, v: &Value) -> TrailEntry {
     let w: EntryWire = json::from_value::<Lenient<EntryWire>>(v)
         .ok()
         .and_then(|l| l.0)
@@ -144,7 +144,7 @@ pub struct Trail {
     /// Set when the file ends with an incomplete receipt (nothing is repaired).
     pub torn: Option<TornTail>,
     /// True when the file exists with zero bytes.
-    pub zero_length: bool,
+    pub(crate) zero_length: bool,
     /// Distinct projected node names in order of first appearance.
     order: Vec<String>,
     /// Node name → indexes of its entries, in ledger order.
@@ -174,7 +174,7 @@ impl Trail {
     }
 
     /// A trail over raw receipts already read (projected and indexed by node).
-    pub fn from_raw(path: PathBuf, raw: Vec<Value>) -> Trail {
+    pub(crate) fn from_raw(path: PathBuf, raw: Vec<Value>) -> Trail {
         let entries: Vec<TrailEntry> = raw
             .iter()
             .enumerate()
@@ -244,7 +244,10 @@ impl Trail {
     }
 
     /// The entries of one node, in ledger order.
-    pub fn entries_of<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a TrailEntry> + 'a {
+    pub(crate) fn entries_of<'a>(
+        &'a self,
+        node: &str,
+    ) -> impl Iterator<Item = &'a TrailEntry> + 'a {
         self.by_node
             .get(node)
             .map(Vec::as_slice)
@@ -269,7 +272,7 @@ impl Trail {
 }
 
 /// The JSON form of a chain verdict: `{"ok", "head"?, "length"?, "errors"?}`.
-pub fn chain_json(v: &ChainVerdict) -> serde_json::Value {
+pub(crate) fn chain_json(v: &ChainVerdict) -> serde_json::Value {
     if v.ok {
         serde_json::json!({"ok": true, "head": v.head, "length": v.length})
     } else {

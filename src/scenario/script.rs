@@ -17,7 +17,7 @@ use crate::format::opwm::FileTree;
 use crate::format::receipt::Fingerprints;
 
 /// A node's scripted behaviour.
-pub type NodeScript = Arc<dyn Fn(&RenderContext<'_>) -> RenderOutcome + Send + Sync>;
+pub(crate) type NodeScript = Arc<dyn Fn(&RenderContext<'_>) -> RenderOutcome + Send + Sync>;
 
 /// A gate that holds renders of a node until released.
 #[derive(Default)]

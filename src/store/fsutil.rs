@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A fresh temporary path beside `target`: `<target>.tmp-<pid>-<n>` (FORMATS.md §2).
-pub fn temp_path_for(target: &Path) -> PathBuf {
+pub(crate) fn temp_path_for(target: &Path) -> PathBuf {
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let mut name = target
         .file_name()
@@ -25,7 +25,7 @@ pub fn temp_path_for(target: &Path) -> PathBuf {
 }
 
 /// fsyncs a directory so a rename or create inside it is durable.
-pub fn fsync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn fsync_dir(dir: &Path) -> io::Result<()> {
     let d = File::open(dir)?;
     d.sync_all()
 }
@@ -33,7 +33,7 @@ pub fn fsync_dir(dir: &Path) -> io::Result<()> {
 /// Writes `bytes` to `target` atomically and durably: temp file in the same directory,
 /// `sync_all`, rename over the target, then fsync the directory. Readers see the old file or the
 /// new one, never a mix. On error the temporary is removed (best effort).
-pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path_for(target);
     let res = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
@@ -55,7 +55,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`sync_filesystem`] before any receipt naming the file reaches the ledger. (Off Linux: as
 /// [`write_atomic`], see the module docs.)
 #[cfg(target_os = "linux")]
-pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = temp_path_for(target);
     let res = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
@@ -71,14 +71,14 @@ pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
 
 /// [`write_atomic_deferred`] without `syncfs`: durable at once.
 #[cfg(not(target_os = "linux"))]
-pub fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic_deferred(target: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic(target, bytes)
 }
 
 /// Flushes every dirty file and directory of the file system holding `dir` to stable storage
 /// (Linux `syncfs(2)`): one call makes a whole group of deferred writes durable.
 #[cfg(target_os = "linux")]
-pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_filesystem(dir: &Path) -> io::Result<()> {
     let d = File::open(dir)?;
     rustix::fs::syncfs(&d).map_err(io::Error::from)
 }
@@ -86,13 +86,13 @@ pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
 /// [`sync_filesystem`] without `syncfs`: the deferred writes are already durable, so only
 /// `dir` itself is fsynced.
 #[cfg(not(target_os = "linux"))]
-pub fn sync_filesystem(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_filesystem(dir: &Path) -> io::Result<()> {
     fsync_dir(dir)
 }
 
 /// `mkdir -p` for the group-commit path: made durable by [`sync_filesystem`] on Linux, at once
 /// ([`create_dir_all_durable`]) elsewhere.
-pub fn create_dir_all_deferred(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_all_deferred(dir: &Path) -> io::Result<()> {
     if cfg!(target_os = "linux") {
         fs::create_dir_all(dir)
     } else {
@@ -102,7 +102,7 @@ pub fn create_dir_all_deferred(dir: &Path) -> io::Result<()> {
 
 /// Like [`write_atomic`], but does nothing when `target` already exists (content-addressed,
 /// immutable files: FORMATS.md §14.3). Returns true when the file was created.
-pub fn write_atomic_if_absent(target: &Path, bytes: &[u8]) -> io::Result<bool> {
+pub(crate) fn write_atomic_if_absent(target: &Path, bytes: &[u8]) -> io::Result<bool> {
     if target.exists() {
         return Ok(false);
     }
@@ -111,7 +111,7 @@ pub fn write_atomic_if_absent(target: &Path, bytes: &[u8]) -> io::Result<bool> {
 }
 
 /// `mkdir -p` that also fsyncs each directory it creates and its parent.
-pub fn create_dir_all_durable(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_all_durable(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -128,7 +128,7 @@ pub fn create_dir_all_durable(dir: &Path) -> io::Result<()> {
 }
 
 /// Removes leftover temporaries (`*.tmp-*`) in `dir` (only writers holding the lock call this).
-pub fn remove_temporaries(dir: &Path) {
+pub(crate) fn remove_temporaries(dir: &Path) {
     if let Ok(rd) = fs::read_dir(dir) {
         for e in rd.flatten() {
             if e.file_name().to_string_lossy().contains(".tmp-")

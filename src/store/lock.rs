@@ -74,7 +74,7 @@ impl StateLock {
 }
 
 /// The pid recorded in `<state-dir>/.lock`, if readable (readers use it for `status`/`doctor`).
-pub fn holder_pid(state_dir: &Path) -> Option<u32> {
+pub(crate) fn holder_pid(state_dir: &Path) -> Option<u32> {
     let mut s = String::new();
     File::open(state_dir.join(layout::LOCK_FILE))
         .ok()?

@@ -2,7 +2,7 @@
 //! fsync, torn-tail repair), the single-writer lock, the world-model store and `registry.json`.
 //! Knows files, not meaning.
 
-pub mod fsutil;
+pub(crate) mod fsutil;
 pub mod ledger;
 pub mod lock;
 pub mod registry;

@@ -23,14 +23,14 @@ pub enum RegistryError {
 
 /// The registry: the whole object (unknown keys preserved).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Registry {
+pub(crate) struct Registry {
     /// Every member, in file order.
     pub root: Object,
 }
 
 impl Registry {
     /// Reads `<state_dir>/registry.json`; absent means `{}`.
-    pub fn read(state_dir: &Path) -> Result<Registry, RegistryError> {
+    pub(crate) fn read(state_dir: &Path) -> Result<Registry, RegistryError> {
         let p = state_dir.join(layout::REGISTRY_FILE);
         let bytes = match std::fs::read(&p) {
             Ok(b) => b,
@@ -41,7 +41,7 @@ impl Registry {
     }
 
     /// Parses registry bytes.
-    pub fn parse(bytes: &[u8]) -> Result<Registry, RegistryError> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Registry, RegistryError> {
         match json::parse(bytes) {
             Ok(Value::Object(root)) => Ok(Registry { root }),
             Ok(_) => Err(RegistryError::NotObject),
@@ -50,7 +50,7 @@ impl Registry {
     }
 
     /// The canonical bytes plus `\n`.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         // Only strings and arrays we wrote, or values read from JSON: always finite.
         let _ = json::write_canonical(&Value::Object(self.root.clone()), &mut out);
@@ -59,7 +59,7 @@ impl Registry {
     }
 
     /// Writes canonically with temp + fsync + rename + directory fsync.
-    pub fn write(&self, state_dir: &Path) -> Result<(), RegistryError> {
+    pub(crate) fn write(&self, state_dir: &Path) -> Result<(), RegistryError> {
         fsutil::write_atomic(&state_dir.join(layout::REGISTRY_FILE), &self.to_bytes())?;
         Ok(())
     }
@@ -67,7 +67,7 @@ impl Registry {
     /// The cursor (seen arrival ids) of `source_id`, sorted in UTF-16 order (tests read it;
     /// the reconciler reads cursors through its own index).
     #[cfg(test)]
-    pub fn cursor(&self, source_id: &str) -> Vec<String> {
+    pub(crate) fn cursor(&self, source_id: &str) -> Vec<String> {
         self.root
             .get("gateway_cursors")
             .and_then(|c| c.get(source_id))
@@ -81,7 +81,7 @@ impl Registry {
     }
 
     /// Replaces the cursor of `source_id` with `ids`, deduplicated and sorted in UTF-16 order.
-    pub fn set_cursor(&mut self, source_id: &str, ids: impl IntoIterator<Item = String>) {
+    pub(crate) fn set_cursor(&mut self, source_id: &str, ids: impl IntoIterator<Item = String>) {
         let mut ids: Vec<String> = ids.into_iter().collect();
         ids.sort_by(|a, b| json::utf16_cmp(a, b));
         ids.dedup();

@@ -18,13 +18,13 @@ pub trait StateSource: Send + Sync + std::fmt::Debug {
 
 /// A state directory on disk.
 #[derive(Clone, Debug)]
-pub struct DiskSource {
+pub(crate) struct DiskSource {
     root: PathBuf,
 }
 
 impl DiskSource {
     /// A source rooted at `root`.
-    pub fn new(root: impl Into<PathBuf>) -> DiskSource {
+    pub(crate) fn new(root: impl Into<PathBuf>) -> DiskSource {
         DiskSource { root: root.into() }
     }
 }
@@ -55,13 +55,13 @@ impl StateSource for DiskSource {
 
 /// A state directory embedded with `include_dir`.
 #[derive(Clone, Debug)]
-pub struct EmbeddedSource {
+pub(crate) struct EmbeddedSource {
     dir: &'static include_dir::Dir<'static>,
 }
 
 impl EmbeddedSource {
     /// A source over an embedded directory.
-    pub fn new(dir: &'static include_dir::Dir<'static>) -> EmbeddedSource {
+    pub(crate) fn new(dir: &'static include_dir::Dir<'static>) -> EmbeddedSource {
         EmbeddedSource { dir }
     }
 }

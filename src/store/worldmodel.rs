@@ -33,7 +33,7 @@ impl Published {
     }
 
     /// The file bytes: compact JSON, `version` then `fingerprints`, no trailing newline.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut o = Object::new();
         o.push_unique("version", Value::str(self.version.clone()));
         o.push_unique("fingerprints", self.fingerprints.to_value());
@@ -43,7 +43,7 @@ impl Published {
 
 /// Read access to a world-model store through a [`StateSource`].
 #[derive(Debug)]
-pub struct WorldModelReader<'a> {
+pub(crate) struct WorldModelReader<'a> {
     src: &'a dyn StateSource,
     base: &'static str,
 }
@@ -51,7 +51,7 @@ pub struct WorldModelReader<'a> {
 impl<'a> WorldModelReader<'a> {
     /// The store of a state directory: `world-models/`, or `world-model/` when only that
     /// exists; `None` when there is no store.
-    pub fn open(src: &'a dyn StateSource) -> Option<WorldModelReader<'a>> {
+    pub(crate) fn open(src: &'a dyn StateSource) -> Option<WorldModelReader<'a>> {
         let base = if src.is_dir(layout::WORLD_MODELS_DIR) {
             layout::WORLD_MODELS_DIR
         } else if src.is_dir(layout::WORLD_MODEL_DIR_SINGULAR) {
@@ -67,7 +67,7 @@ impl<'a> WorldModelReader<'a> {
     }
 
     /// The node's `published.json`, if present and well formed.
-    pub fn published(&self, node: &str) -> Option<Published> {
+    pub(crate) fn published(&self, node: &str) -> Option<Published> {
         let bytes = self
             .src
             .read(&self.rel(node, layout::PUBLISHED_FILE))
@@ -76,7 +76,7 @@ impl<'a> WorldModelReader<'a> {
     }
 
     /// The node's `atomic-index.json` (empty when absent or malformed).
-    pub fn atomic_index(&self, node: &str) -> HashMap<String, String> {
+    pub(crate) fn atomic_index(&self, node: &str) -> HashMap<String, String> {
         let Some(Ok(Some(bytes))) = Some(self.src.read(&self.rel(node, layout::ATOMIC_INDEX_FILE)))
         else {
             return HashMap::new();
@@ -99,7 +99,7 @@ impl<'a> WorldModelReader<'a> {
     /// Looks up a version (FORMATS.md §14.9): the exact version file, then `atomic-index.json`,
     /// then the published `@atomic` alias. Returns the resolved artifact version and its files
     /// in artifact order; `None` when nothing is found or the artifact is invalid.
-    pub fn read_version(&self, node: &str, requested: &str) -> Option<(String, FileTree)> {
+    pub(crate) fn read_version(&self, node: &str, requested: &str) -> Option<(String, FileTree)> {
         if !self
             .src
             .is_dir(&format!("{}/{}", self.base, node_segment(node)))
@@ -215,7 +215,7 @@ impl WorldModelStore {
     }
 
     /// The files of an exact version.
-    pub fn read_version(&self, node: &str, version: &str) -> Option<FileTree> {
+    pub(crate) fn read_version(&self, node: &str, version: &str) -> Option<FileTree> {
         let name = version_file_name(version)?;
         let bytes =
             std::fs::read(self.node_dir(node).join(layout::VERSIONS_DIR).join(name)).ok()?;
@@ -235,7 +235,7 @@ impl WorldModelStore {
     }
 
     /// [`WorldModelStore::commit`] with the decoded tree at hand (it is cached for readers).
-    pub fn commit_tree(
+    pub(crate) fn commit_tree(
         &self,
         node: &str,
         artifact: &[u8],

@@ -14,47 +14,47 @@ mod specs;
 mod workspace;
 
 pub use arguments::{FinishSignal, FinishStatus, parse_finish, tool_path, validate};
-pub use error::{PathError, ToolError};
-pub use results::{file_list, read_page};
-pub use specs::{finish_schema, tool_specs};
+pub(crate) use error::{PathError, ToolError};
+pub(crate) use results::{file_list, read_page};
+pub(crate) use specs::{finish_schema, tool_specs};
 pub use workspace::{HarvestError, Workspace};
 
 /// Largest content returned by one read, in bytes (256 KiB; longer content is paged with
 /// `offset`). Base64 pages hold at most 3/4 of it in raw bytes so the encoded text fits.
-pub const MAX_READ_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_READ_BYTES: usize = 256 * 1024;
 
 /// Largest decoded content of one `ws_write`, in bytes (4 MiB).
-pub const MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_WRITE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Most files a harvested world-model may hold (10,000, RUNTIME.md §8.2).
-pub const MAX_FILES: usize = 10_000;
+pub(crate) const MAX_FILES: usize = 10_000;
 
 /// Largest total size of a harvested world-model, in bytes (64 MiB, RUNTIME.md §8.2).
-pub const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Deepest directory nesting walked in a workspace.
 pub const MAX_DEPTH: usize = 128;
 
 /// Tool names, in the order they are offered.
-pub const WM_LIST: &str = "wm_list";
+pub(crate) const WM_LIST: &str = "wm_list";
 /// See [`WM_LIST`].
-pub const WM_READ: &str = "wm_read";
+pub(crate) const WM_READ: &str = "wm_read";
 /// See [`WM_LIST`].
-pub const WM_LIST_UPSTREAM: &str = "wm_list_upstream";
+pub(crate) const WM_LIST_UPSTREAM: &str = "wm_list_upstream";
 /// See [`WM_LIST`].
-pub const WM_READ_UPSTREAM: &str = "wm_read_upstream";
+pub(crate) const WM_READ_UPSTREAM: &str = "wm_read_upstream";
 /// See [`WM_LIST`].
-pub const WS_LIST: &str = "ws_list";
+pub(crate) const WS_LIST: &str = "ws_list";
 /// See [`WM_LIST`].
-pub const WS_READ: &str = "ws_read";
+pub(crate) const WS_READ: &str = "ws_read";
 /// See [`WM_LIST`].
-pub const WS_WRITE: &str = "ws_write";
+pub(crate) const WS_WRITE: &str = "ws_write";
 /// See [`WM_LIST`].
-pub const WS_DELETE: &str = "ws_delete";
+pub(crate) const WS_DELETE: &str = "ws_delete";
 /// See [`WM_LIST`].
-pub const SHELL_EXEC: &str = "shell_exec";
+pub(crate) const SHELL_EXEC: &str = "shell_exec";
 /// See [`WM_LIST`].
-pub const FINISH: &str = "finish";
+pub(crate) const FINISH: &str = "finish";
 
 #[cfg(test)]
 mod tests;

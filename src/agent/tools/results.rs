@@ -11,7 +11,7 @@ use super::{MAX_READ_BYTES, ToolError};
 /// other file as base64 of the raw bytes.
 ///
 /// Errors: [`ToolError::OffsetPastEnd`], [`ToolError::OffsetInsideCharacter`].
-pub fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value, ToolError> {
+pub(crate) fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value, ToolError> {
     let total = bytes.len();
     let off = offset.unwrap_or(0);
     if off > total as u64 {
@@ -58,7 +58,7 @@ pub fn read_page(path: &str, bytes: &[u8], offset: Option<u64>) -> Result<Value,
 }
 
 /// `[{"path", "bytes"}]` for a file list.
-pub fn file_list(files: &[(String, u64)]) -> Value {
+pub(crate) fn file_list(files: &[(String, u64)]) -> Value {
     Value::Array(
         files
             .iter()

@@ -29,7 +29,7 @@ fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
 /// The `finish` parameters schema for a node whose render-attested postcondition ids are
 /// `attested` (RUNTIME.md §8.6): `attestations` appears only when there is at least one id,
 /// with exactly one required boolean per id.
-pub fn finish_schema(attested: &[String]) -> Value {
+pub(crate) fn finish_schema(attested: &[String]) -> Value {
     let mut props = Map::new();
     props.insert(
         "status".into(),
@@ -68,7 +68,7 @@ pub fn finish_schema(attested: &[String]) -> Value {
 /// The tools offered to a render, in order: `wm_list`, `wm_read`, `wm_list_upstream`,
 /// `wm_read_upstream`, `ws_list`, `ws_read`, `ws_write`, `ws_delete`, then `shell_exec` when
 /// `shell` is true (a sandbox runner is configured), then `finish` (RUNTIME.md §8.5).
-pub fn tool_specs(attested: &[String], shell: bool) -> Vec<ToolSpec> {
+pub(crate) fn tool_specs(attested: &[String], shell: bool) -> Vec<ToolSpec> {
     let offset = json!({"type": ["integer", "null"]});
     let mut tools = vec![
         spec(

@@ -263,7 +263,7 @@ impl Workspace {
     /// Collects every regular file (symbolic links and special files ignored) in a
     /// deterministic walk, normalizes the paths and returns the tree sorted by path bytes
     /// (RUNTIME.md §8.2).
-    pub fn harvest(&self) -> Result<FileTree, HarvestError> {
+    pub(crate) fn harvest(&self) -> Result<FileTree, HarvestError> {
         let found = self.walk()?;
         let mut files = Vec::with_capacity(found.len());
         for f in found {

@@ -180,12 +180,12 @@ impl CompiledCanonicalizer {
     }
 
     /// The declared facets (the facet list without `@atomic`).
-    pub fn declared_facets(&self) -> &[String] {
+    pub(crate) fn declared_facets(&self) -> &[String] {
         &self.facets[1..]
     }
 
     /// True when the spec declares at least one facet (a faceted node, RUNTIME.md §5.1).
-    pub fn is_faceted(&self) -> bool {
+    pub(crate) fn is_faceted(&self) -> bool {
         self.facets.len() > 1
     }
 

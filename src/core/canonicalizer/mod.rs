@@ -64,7 +64,7 @@ pub use spec::{CanonicalizerSpec, Collection, FacetSpec, FieldRule, NumberRule, 
 use crate::format::json::{self, DeError};
 
 /// The reserved facet name covering the whole material truth (FORMATS.md §8.1).
-pub const ATOMIC: &str = "@atomic";
+pub(crate) const ATOMIC: &str = "@atomic";
 
 /// Errors of spec reading, `compile_node` and application.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

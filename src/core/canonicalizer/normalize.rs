@@ -6,6 +6,9 @@ use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 use super::TextRule;
 use crate::format::json::JsString;
 
+/// True for a code unit or code point JavaScript's `\\s` matches (RUNTIME.md §4.5): the
+/// ECMAScript WhiteSpace and LineTerminator sets (tab to carriage return, space, NBSP, U+1680,
+/// U+2000–U+200A, the line and paragraph separators, U+202F, U+205F, U+3000, the BOM).
 pub fn is_js_whitespace(c: u32) -> bool {
     matches!(
         c,

@@ -144,7 +144,7 @@ fn number_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
 impl CanonicalizerSpec {
     /// The identity spec of an atomic-only node: no rules, everything material, no facets
     /// (RUNTIME.md §5.2; recorded in the compile file of nodes without declared facets).
-    pub fn identity(node: impl Into<String>) -> CanonicalizerSpec {
+    pub(crate) fn identity(node: impl Into<String>) -> CanonicalizerSpec {
         CanonicalizerSpec {
             node: node.into(),
             fields: Vec::new(),
@@ -154,7 +154,7 @@ impl CanonicalizerSpec {
     }
 
     /// True when the spec declares no facet (an atomic-only node).
-    pub fn is_atomic_only(&self) -> bool {
+    pub(crate) fn is_atomic_only(&self) -> bool {
         self.facets.is_empty()
     }
 
@@ -186,7 +186,7 @@ impl CanonicalizerSpec {
     /// never declared). `declared` is the contract's facet list (without `@atomic`).
     ///
     /// Errors: [`CanonError::Invalid`] listing every difference.
-    pub fn check_declared_facets(&self, declared: &[String]) -> Result<(), CanonError> {
+    pub(crate) fn check_declared_facets(&self, declared: &[String]) -> Result<(), CanonError> {
         let mut problems = Vec::new();
         let mut seen: Vec<&str> = Vec::new();
         for (i, f) in self.facets.iter().enumerate() {

@@ -57,15 +57,15 @@ pub use model::{
 pub use set::{
     AttestedPostcondition, CompiledPostconditions, DeterministicPostcondition, is_valid_id,
 };
-pub use truth::{StructuredTruth, TruthError, structured_truth};
+pub(crate) use truth::{TruthError, structured_truth};
 
 /// Most nodes a flat predicate pool may hold (RUNTIME.md §3.5.2).
-pub const MAX_POOL: usize = 256;
+pub(crate) const MAX_POOL: usize = 256;
 /// Most levels a decoded predicate may have; the root is level 1 (RUNTIME.md §3.5.3).
-pub const MAX_LEVELS: usize = 32;
+pub(crate) const MAX_LEVELS: usize = 32;
 /// Most nodes a decoded predicate may have, counting shared pool entries once per parent.
-pub const MAX_DECODED_NODES: usize = 4096;
+pub(crate) const MAX_DECODED_NODES: usize = 4096;
 /// Most bytes of fact names and string values a decoded predicate may hold in total.
-pub const MAX_DECODED_BYTES: usize = 1 << 20;
+pub(crate) const MAX_DECODED_BYTES: usize = 1 << 20;
 /// The exact path of a faceted node's structured truth (RUNTIME.md §5.1).
-pub const TRUTH_FILE: &str = "truth.json";
+pub(crate) const TRUTH_FILE: &str = "truth.json";

@@ -9,7 +9,7 @@ use crate::format::receipt::Fingerprints;
 
 /// The structured truth of a committed render (RUNTIME.md §5).
 #[derive(Clone, Debug, PartialEq)]
-pub struct StructuredTruth {
+pub(crate) struct StructuredTruth {
     /// The node's fingerprint map: `apply(truth)` for faceted nodes, `{"@atomic": version}` for
     /// atomic-only nodes.
     pub fingerprints: Fingerprints,
@@ -72,7 +72,7 @@ pub enum TruthError {
 /// * `structured truth invalid: truth.json must hold a JSON object`
 /// * `structured truth invalid: <canonicalization error>` (for example `number at path 'p' is
 ///   not finite after quantization by 0.01`).
-pub fn structured_truth(
+pub(crate) fn structured_truth(
     node: &str,
     files: &[(String, Vec<u8>)],
     canonicalizer: Option<&CompiledCanonicalizer>,

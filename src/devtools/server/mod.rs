@@ -20,7 +20,7 @@ use live::{Live, Shared, ledger_info, lock, poll_once};
 use routes::router;
 
 /// The CSP of `index.html` (VIEWER.md §6.7).
-pub const INDEX_CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-src 'none'; object-src 'none'";
+pub(crate) const INDEX_CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-src 'none'; object-src 'none'";
 
 /// Options of [`start_devtools_server`] (VIEWER.md §4.2 `DevToolsServerOptions`).
 #[derive(Clone, Debug)]
@@ -145,7 +145,7 @@ pub fn start_devtools_server(opts: DevToolsServerOptions) -> Result<DevToolsServ
 }
 
 /// [`start_devtools_server`] over an already opened state directory.
-pub fn start_with(
+pub(crate) fn start_with(
     opened: OpenedStateDir,
     opts: DevToolsServerOptions,
 ) -> Result<DevToolsServer, ServerError> {
@@ -207,7 +207,7 @@ pub fn start_with(
 
 /// Server mode of the CLI (VIEWER.md §2.10): bind, print the two lines, serve until SIGINT or
 /// SIGTERM, close, exit 0.
-pub fn run_cli(
+pub(crate) fn run_cli(
     opened: OpenedStateDir,
     example: Option<String>,
     host: &str,

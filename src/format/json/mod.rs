@@ -67,7 +67,7 @@ impl JsString {
     }
 
     /// Length in UTF-16 code units.
-    pub fn utf16_len(&self) -> usize {
+    pub(crate) fn utf16_len(&self) -> usize {
         match self {
             JsString::Utf8(s) => s.encode_utf16().count(),
             JsString::Wtf16(u) => u.len(),
@@ -91,7 +91,7 @@ impl JsString {
     }
 
     /// Compares in UTF-16 code-unit order (JavaScript's default sort order).
-    pub fn cmp_utf16(&self, other: &JsString) -> Ordering {
+    pub(crate) fn cmp_utf16(&self, other: &JsString) -> Ordering {
         match (self, other) {
             (JsString::Utf8(a), JsString::Utf8(b)) => utf16_cmp(a, b),
             _ => self.units().cmp(other.units()),
@@ -288,7 +288,7 @@ impl Value {
         Value::String(JsString::Utf8(s.into()))
     }
     /// The JavaScript type name used in error messages (`object`, `array`, `string`, …).
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "boolean",

@@ -33,7 +33,7 @@ impl ParseError {
         }
     }
     /// True when the input simply ended early.
-    pub fn is_eof(&self) -> bool {
+    pub(crate) fn is_eof(&self) -> bool {
         self.kind == ParseErrorKind::Eof
     }
 }
@@ -73,7 +73,7 @@ fn describe_byte(b: u8) -> String {
 pub struct Parser<'a> {
     input: &'a [u8],
     /// Current byte offset.
-    pub pos: usize,
+    pub(crate) pos: usize,
     depth: usize,
 }
 
@@ -88,12 +88,12 @@ impl<'a> Parser<'a> {
     }
 
     /// The byte at the cursor, if any.
-    pub fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.input.get(self.pos).copied()
     }
 
     /// Skips JSON whitespace (space, tab, LF, CR).
-    pub fn skip_ws(&mut self) {
+    pub(crate) fn skip_ws(&mut self) {
         while let Some(b) = self.input.get(self.pos) {
             if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 self.pos += 1;
@@ -125,7 +125,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses one value at the cursor (no leading whitespace skipped).
-    pub fn parse_value(&mut self) -> Result<Value, ParseError> {
+    pub(crate) fn parse_value(&mut self) -> Result<Value, ParseError> {
         match self.peek() {
             None => Err(self.eof()),
             Some(b'{') => self.parse_object(),
@@ -329,7 +329,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses a string token at the cursor (which must be on `"`).
-    pub fn parse_string(&mut self) -> Result<JsString, ParseError> {
+    pub(crate) fn parse_string(&mut self) -> Result<JsString, ParseError> {
         let bytes = self.input;
         self.pos += 1; // opening quote
         let start = self.pos;

@@ -37,9 +37,9 @@ pub fn value_of<T: Serialize + ?Sized>(t: &T) -> Value {
 
 /// Newtype-struct name of a string holding a lone surrogate (content: UTF-16LE bytes here, the
 /// lossy string elsewhere).
-pub const WTF16_STRING: &str = "$reactor::json::wtf16";
+pub(crate) const WTF16_STRING: &str = "$reactor::json::wtf16";
 /// Newtype-struct name of a non-finite number (content: the `f64` here, `null` elsewhere).
-pub const NON_FINITE: &str = "$reactor::json::non-finite";
+pub(crate) const NON_FINITE: &str = "$reactor::json::non-finite";
 
 /// The two parts of a [`Value`] that serde's data model cannot carry losslessly, each written
 /// inside its newtype struct ([`WTF16_STRING`], [`NON_FINITE`]).

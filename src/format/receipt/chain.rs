@@ -47,7 +47,7 @@ pub struct ChainState {
     /// Problems so far.
     pub errors: Vec<String>,
     /// Chain positions of invalid, foreign or mislinked receipts.
-    pub invalid_positions: Vec<usize>,
+    pub(crate) invalid_positions: Vec<usize>,
     last_hash: Option<String>,
 }
 

@@ -43,7 +43,7 @@ impl Receipt {
     /// (`content_hash`, from [`recompute_content_hash`]): saves hashing the receipt twice.
     ///
     /// Errors: [`ReceiptDecodeError::Shape`].
-    pub fn from_value_hashed(
+    pub(crate) fn from_value_hashed(
         v: &Value,
         content_hash: String,
     ) -> Result<Receipt, ReceiptDecodeError> {
@@ -178,7 +178,9 @@ impl<'de> Deserialize<'de> for Fingerprints {
 impl Fingerprints {
     /// `deserialize_with` form for readers that display tokens (VIEWER.md §3.2): like the
     /// derived `Deserialize`, but a token with a lone surrogate gets U+FFFD too.
-    pub fn deserialize_lossy<'de, D: Deserializer<'de>>(d: D) -> Result<Fingerprints, D::Error> {
+    pub(crate) fn deserialize_lossy<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Fingerprints, D::Error> {
         d.deserialize_map(FingerprintsVisitor::<true>)
     }
 }

@@ -62,7 +62,7 @@ impl WakeSource {
         }
     }
     /// The fixed order `input`, `self`, `external` used by rollups.
-    pub const ROLLUP_ORDER: [WakeSource; 3] = [
+    pub(crate) const ROLLUP_ORDER: [WakeSource; 3] = [
         WakeSource::Input,
         WakeSource::SelfWake,
         WakeSource::External,
@@ -302,14 +302,14 @@ impl Receipt {
 
     /// Computes and sets `content_hash` (FORMATS.md §5). Errors only if the semantic diff holds
     /// a non-finite number.
-    pub fn stamp(&mut self) -> Result<&str, NonFinite> {
+    pub(crate) fn stamp(&mut self) -> Result<&str, NonFinite> {
         let body = json::canonical_string(&self.to_value(false))?;
         self.content_hash = address(body.as_bytes());
         Ok(&self.content_hash)
     }
 
     /// The canonical JSON of the stamped receipt (one ledger element).
-    pub fn canonical_bytes(&self) -> Result<Vec<u8>, NonFinite> {
+    pub(crate) fn canonical_bytes(&self) -> Result<Vec<u8>, NonFinite> {
         let mut out = Vec::with_capacity(900);
         json::write_canonical(&self.to_value(true), &mut out)?;
         Ok(out)

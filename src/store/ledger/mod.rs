@@ -97,7 +97,7 @@ impl LedgerError {
 }
 
 /// The hint readers and writers give with a corrupt or refused ledger (FORMATS.md §11.4 step 5).
-pub const RESTORE_HINT: &str = "restore the file from a backup or move it aside";
+pub(crate) const RESTORE_HINT: &str = "restore the file from a backup or move it aside";
 
 fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> LedgerError {
     let context = context.into();
@@ -125,7 +125,7 @@ pub struct LedgerRead {
     /// Offset just after the last complete element (or after `[` when there is none).
     pub end_of_complete: usize,
     /// True when the input was zero bytes long.
-    pub zero_length: bool,
+    pub(crate) zero_length: bool,
 }
 
 /// Parses ledger bytes as a reader does (FORMATS.md §11.2): the longest consistent prefix.
@@ -697,7 +697,7 @@ impl Ledger {
     }
 
     /// True when group-commit appends are waiting for [`Ledger::sync`].
-    pub fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
     }
 }

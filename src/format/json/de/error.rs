@@ -70,7 +70,7 @@ impl Found {
     }
 
     /// The name with its article (`a string`, `an array`; `null` stays bare).
-    pub fn with_article(self) -> &'static str {
+    pub(crate) fn with_article(self) -> &'static str {
         match self {
             Found::Null => "null",
             Found::Boolean => "a boolean",
@@ -202,7 +202,7 @@ impl DeError {
 
     /// The path written after `root` (`root` may be empty): keys joined with `.`, indices as
     /// `[i]` (`fields[1].text`, or `postconditions[0].id` under `postconditions`).
-    pub fn path_from(&self, root: &str) -> String {
+    pub(crate) fn path_from(&self, root: &str) -> String {
         let mut out = root.to_string();
         for seg in self.path() {
             match seg {
