@@ -23,3 +23,4 @@ mod model_providers;
 mod reader_growth;
 mod render_loop;
 mod simple_formats;
+mod why;
