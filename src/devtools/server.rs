@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::devtools::cli::Io;
 use crate::devtools::examples;
+use crate::devtools::pages::{HashIndex, PageSource, parse_page_query};
 use crate::format::json::{self, Value};
 use crate::format::receipt::verify_receipt_with;
 use crate::http::{
@@ -21,8 +22,9 @@ use crate::replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, open_state_dir, project_receipt,
 };
 use crate::replay::snapshot::{
-    LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session,
+    LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session, snapshot_head,
 };
+use crate::replay::why::WhySlots;
 use crate::replay::worldmodel::read_node_world_model;
 
 static ASSETS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/assets");
@@ -84,6 +86,9 @@ struct Live {
     opened: OpenedStateDir,
     session: ReplaySession,
     cache: Option<(Arc<ReplaySnapshot>, Arc<Vec<u8>>)>,
+    /// Input slots of the topology and content hashes of the receipts (frame causes).
+    slots: WhySlots,
+    hashes: HashIndex,
     /// (len, mtime, inode) of receipts.json, topology, labels, beats at the last read.
     stamps: Vec<Option<(u64, std::time::SystemTime, u64)>>,
 }
@@ -93,10 +98,21 @@ impl Live {
         let session = build_session(&opened);
         let stamps = stamps(&opened);
         Live {
+            slots: WhySlots::new(opened.topology.as_ref()),
+            hashes: HashIndex::new(&opened.raw),
             opened,
             session,
             cache: None,
             stamps,
+        }
+    }
+
+    fn pages(&self) -> PageSource<'_> {
+        PageSource {
+            opened: &self.opened,
+            session: &self.session,
+            slots: &self.slots,
+            hashes: &self.hashes,
         }
     }
 
@@ -452,6 +468,8 @@ fn poll_once(shared: &Shared) {
     let mut events = Vec::with_capacity(new.len() + 1);
     for ((v, p), h) in new.into_iter().zip(projected).zip(hashes) {
         live.session.push(&v, &p, &h);
+        let i = live.opened.raw.len();
+        live.hashes.push(i, &v);
         live.opened.raw.push(v);
         live.opened.projected.push(p);
         live.opened.recomputed.push(h);
@@ -482,10 +500,8 @@ fn router(shared: Arc<Shared>) -> Router {
     let s3 = shared.clone();
     let s4 = shared.clone();
     let s5 = shared.clone();
-    let state = move |_req: &mut Request| {
-        let (_, bytes) = lock(&s1.live).snapshot();
-        json_response(200, bytes.as_ref().clone()).with_etag()
-    };
+    let s6 = shared.clone();
+    let state = move |req: &mut Request| state_route(&s1, req);
     let state = Arc::new(state);
     let state2 = state.clone();
     Router::new()
@@ -497,6 +513,7 @@ fn router(shared: Arc<Shared>) -> Router {
             receipt_route(&s3, req)
         })
         .get("/events", move |req| events_route(&s4, req))
+        .get("/api/frames", move |req| frames_route(&s6, req))
         .get("/api/ledger", move |_req| {
             json_response(200, s5.ledger.clone())
         })
@@ -511,6 +528,49 @@ fn router(shared: Arc<Shared>) -> Router {
             }
             assets.respond_or_404(&path)
         })
+}
+
+/// `GET /api/state` (VIEWER.md §6.3) and its project variants `?frames=none` and `?why=1`
+/// ([`crate::devtools::pages`]); every other query, malformed ones included, serves the
+/// snapshot unchanged.
+fn state_route(shared: &Shared, req: &mut Request) -> Response {
+    let query = req.query().ok();
+    let variant = query.as_ref().and_then(|q| {
+        if q.get("frames") == Some("none") {
+            Some(true)
+        } else if q.get("why") == Some("1") {
+            Some(false)
+        } else {
+            None
+        }
+    });
+    let mut live = lock(&shared.live);
+    let bytes = match variant {
+        None => live.snapshot().1.as_ref().clone(),
+        Some(head_only) => {
+            let head = snapshot_head(&live.opened, &live.session);
+            let pages = live.pages();
+            if head_only {
+                pages.state_head(&head)
+            } else {
+                pages.state_with_why(&head)
+            }
+        }
+    };
+    drop(live);
+    json_response(200, bytes).with_etag()
+}
+
+/// `GET /api/frames?from=&count=[&form=index]` ([`crate::devtools::pages`]).
+fn frames_route(shared: &Shared, req: &mut Request) -> Response {
+    let q = match parse_page_query(req.raw_query()) {
+        Ok(q) => q,
+        Err(e) => return Response::error(400, &e),
+    };
+    let live = lock(&shared.live);
+    let body = live.pages().page(&q);
+    drop(live);
+    json_response(200, body)
 }
 
 fn node_route(shared: &Shared, req: &mut Request) -> Response {
@@ -711,136 +771,5 @@ pub fn run_cli(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::{Read, Write};
-
-    fn raw(addr: std::net::SocketAddr, request: &str) -> String {
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(request.as_bytes()).unwrap();
-        let mut buf = Vec::new();
-        let _ = s.read_to_end(&mut buf);
-        String::from_utf8_lossy(&buf).into_owned()
-    }
-
-    fn body(resp: &str) -> &str {
-        resp.split_once("\r\n\r\n").map_or("", |(_, b)| b)
-    }
-
-    fn get(addr: std::net::SocketAddr, target: &str) -> String {
-        raw(
-            addr,
-            &format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
-        )
-    }
-
-    fn start(opts: DevToolsServerOptions) -> DevToolsServer {
-        start_devtools_server(DevToolsServerOptions {
-            port: 0,
-            live: false,
-            ..opts
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn ledger_route_names_a_directory_and_an_example() {
-        let d = tempfile::tempdir().unwrap();
-        let dir = d.path().join("my-ledger");
-        crate::devtools::synthetic::write_synthetic_state_dir(
-            &dir,
-            &crate::devtools::synthetic::SyntheticSpec {
-                nodes: 4,
-                receipts: 3,
-                seed: 1,
-            },
-        )
-        .unwrap();
-        // A relative spelling with `..` resolves to the canonical directory.
-        let given = dir.join("..").join("my-ledger");
-        let s = start(DevToolsServerOptions {
-            state_dir: Some(given.clone()),
-            ..Default::default()
-        });
-        let r = get(s.local_addr(), "/api/ledger");
-        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
-        assert!(
-            r.to_ascii_lowercase()
-                .contains("content-type: application/json"),
-            "{r}"
-        );
-        let want = format!(
-            "{{\"stateDir\":{},\"path\":{},\"example\":null,\"synthetic\":false}}",
-            json::compact_string(&Value::str(given.display().to_string())),
-            json::compact_string(&Value::str(
-                std::fs::canonicalize(&dir).unwrap().display().to_string()
-            )),
-        );
-        assert_eq!(body(&r), want);
-        // /api/state is untouched by the route: its stateDir is still the directory as given.
-        let st = get(s.local_addr(), "/api/state");
-        assert!(body(&st).starts_with(&format!(
-            "{{\"stateDir\":{}",
-            json::compact_string(&Value::str(given.display().to_string()))
-        )));
-        drop(s);
-
-        let s = start(DevToolsServerOptions {
-            example: Some("masked-relay".into()),
-            ..Default::default()
-        });
-        let r = get(s.local_addr(), "/api/ledger");
-        assert_eq!(
-            body(&r),
-            r#"{"stateDir":"example:masked-relay","path":null,"example":"masked-relay","synthetic":true}"#
-        );
-    }
-
-    #[test]
-    fn ledger_route_refuses_other_methods_paths_and_survives_hostile_queries() {
-        let s = start(DevToolsServerOptions {
-            example: Some("research-tree".into()),
-            ..Default::default()
-        });
-        let a = s.local_addr();
-        let good = body(&get(a, "/api/ledger")).to_string();
-        assert!(good.contains("\"example\":\"research-tree\""), "{good}");
-        for m in ["POST", "PUT", "DELETE", "HEAD"] {
-            let r = raw(
-                a,
-                &format!(
-                    "{m} /api/ledger HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                ),
-            );
-            assert!(r.starts_with("HTTP/1.1 405"), "{m}: {r}");
-        }
-        for p in [
-            "/api/ledger/x",
-            "/api/ledgers",
-            "/api/ledger/../../etc/passwd",
-        ] {
-            let r = get(a, p);
-            assert!(r.starts_with("HTTP/1.1 404"), "{p}: {r}");
-            assert!(!r.contains("research-tree"), "{p}: {r}");
-        }
-        // Queries are ignored, however malformed or long: same body, no panic.
-        let long = format!("/api/ledger?q={}", "%zz".repeat(20_000));
-        for q in [
-            "/api/ledger?path=/etc&example=x",
-            "/api/ledger?%ff%00=1",
-            long.as_str(),
-        ] {
-            let r = get(a, q);
-            assert!(r.starts_with("HTTP/1.1 200"), "{}", &r[..r.len().min(200)]);
-            assert_eq!(body(&r), good);
-        }
-        // A forbidden Host is refused before the route runs (DNS-rebinding defence).
-        let r = raw(
-            a,
-            "GET /api/ledger HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
-        );
-        assert!(r.starts_with("HTTP/1.1 403"), "{r}");
-        assert_eq!(body(&get(a, "/api/ledger")), good, "still serving");
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;

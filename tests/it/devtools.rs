@@ -598,6 +598,22 @@ fn live_follow_pushes_new_frames() {
     assert!(got.contains("id: 2\nevent: frame"), "{got}");
     assert_eq!(server.snapshot().frames.len(), 3);
     assert_eq!(server.snapshot().cost_rollup.total.fresh, 60);
+    // The grown frames page with their causes (issue 9): frame 2 re-rendered on an external
+    // wake with an unchanged memo key; its previous frame is frame 1.
+    let (st, _, body) = get(&format!("{}api/frames?from=1&count=5", server.url()));
+    assert_eq!(st, 200);
+    let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (page["count"].as_u64(), page["total"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let why = &page["frames"][1]["why"];
+    assert_eq!(why["causes"], serde_json::json!(["wake"]), "{page}");
+    assert_eq!(why["prior"], 1);
+    assert_eq!(why["text"], "memo key unchanged; external wake");
+    let (_, _, body) = get(&format!("{}api/state?frames=none", server.url()));
+    let head: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(head["frameCount"], 3);
     // A topology appearing triggers a reset.
     std::fs::create_dir_all(d.path().join("compile")).unwrap();
     std::fs::write(
