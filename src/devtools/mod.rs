@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod examples;
+pub mod export;
 pub mod pages;
 pub mod server;
 pub mod synthetic;

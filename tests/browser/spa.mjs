@@ -20,7 +20,8 @@
 //   - clicking a node opens the inspector over the sidebar without covering the node — also for a
 //     node first panned to where the inspector opens; its Receipt tab shows GET /api/receipt/<i>,
 //     the Chain tab the node's frames, the World-model tab files or "no stored version"; while it
-//     shows the head frame, ← moves it along;
+//     shows the head frame, ← moves it along; the Receipt tab and the timeline row's tooltip show
+//     the frame's cause as GET /api/frames gives it (why.mjs);
 //   - `/` focuses the search box; typing a node's name and Enter centres that node at a readable
 //     zoom, rings it and focuses it; Enter then opens its inspector;
 //   - Tab reaches the graph's nodes in reading order (layer by layer), Enter opens the inspector;
@@ -44,6 +45,7 @@
 // Environment: CHROMIUM_PATH (default /usr/bin/chromium). Loopback only; no network.
 
 import { launch, countCrossingsInPage } from './common.mjs';
+import { checkWhy } from './why.mjs';
 
 const USAGE = 'usage: node tests/browser/spa.mjs --url http://127.0.0.1:<port>/ [--screenshot <png>] [--scale] [--large] [--small] [--light] [--timeout <ms>]';
 
@@ -418,6 +420,8 @@ async function run(context, snap, F, ledger) {
     }
     const sub = await page.textContent('#insp-sub');
     check(sub.includes(`frame ${head}`), `the inspector names frame ${head} (got "${sub}")`);
+    // Why did this render: the inspector and the timeline tooltip show the frame's cause.
+    await checkWhy(page, getJSON, head, check);
 
     await page.click('.insp-tabs [data-tab="chain"]');
     const nodeFrames = snap.frames.filter((f) => f.node === node).length;

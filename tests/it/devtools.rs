@@ -37,7 +37,8 @@ fn version_help_and_argv0_dispatch() {
     let (code, out, _) = devtools(&["-h"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("reactor-devtools — replay a saved Reactor ledger"));
-    assert!(!out.contains("--export"), "--export is not implemented yet");
+    assert!(out.contains("  reactor-devtools <state-dir> --export <file.html> [--force]  # write a self-contained report\n"));
+    assert!(out.contains("      --force   Overwrite on --copy-to or --export.\n"));
     // The same binary under the name reactor-devtools.
     let d = tempfile::tempdir().unwrap();
     let link = d.path().join("reactor-devtools");

@@ -12,6 +12,7 @@ mod crash;
 mod daemon;
 mod devtools;
 mod dist;
+mod export;
 mod fixtures;
 mod host_cli;
 mod host_compile;
