@@ -3,7 +3,9 @@
 //!
 //! A node outside the topology but present in the ledger (a phantom ingress producer, a removed
 //! node) shows `known          no (not in the compiled topology)`; a node in neither is
-//! `unknown node '<node>'` (exit 1). `--strict` exits 1 on a broken chain.
+//! `unknown node '<node>'` (exit 1). `--strict` exits 1 on a broken chain. The project adds
+//! `last render    frame <i>: <cause>` (JSON `lastRender: {frame, why}` or `null`): the node's
+//! latest rendered or failed receipt and why it happened ([`crate::replay::why`], issue 9).
 
 use std::process::ExitCode;
 
@@ -27,7 +29,9 @@ Flags:
   --strict   Exit 1 when the node's receipt chain is broken
 
 Shows the node's wake source, contract fingerprint, facets, subscriptions, published
-fingerprints and version, receipts, cost, last status and chain verdict.
+fingerprints and version, receipts, cost, last status, the cause of its last render
+(which producers' fingerprints moved its memo key, a contract change, a retry or a
+bare wake) and chain verdict.
 ";
 
 /// Parsed arguments.
@@ -108,6 +112,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let rollup = CostRollup::of_trail(&trail, Some(node));
     let count = trail.count_of(node);
     let last = trail.entries_of(node).last().cloned();
+    // Why did its last render happen (issue 9): the latest rendered or failed receipt's cause.
+    let whys = crate::replay::why::explain_state_dir(state_dir, &trail.raw);
+    let last_render = crate::replay::why::last_render(&trail.raw, &whys, node);
 
     let (wake, contract, maintains, subs) = match (&topo, in_topology) {
         (Some(t), true) => {
@@ -152,6 +159,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             "receipts": count,
             "cost": rollup.to_json(),
             "chain": chain_json(&verdict),
+            "lastRender": last_render.as_ref().map(|(i, w)| serde_json::json!({"frame": i, "why": crate::replay::why::to_serde(Some(w))})),
         });
         output::print_json(&v)?;
     } else {
@@ -197,6 +205,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         );
         if let Some(reason) = last.as_ref().and_then(|e| e.reason.as_deref()) {
             r.field("last reason", reason);
+        }
+        if let Some((i, w)) = &last_render {
+            r.field("last render", format!("frame {i}: {}", w.text));
         }
         if verdict.ok {
             r.field("chain", format!("ok ({} receipts)", verdict.length));

@@ -12,8 +12,12 @@
 //! ```
 //!
 //! JSON: `{"traces": [{"node", "steps": [{"index", "wake_source", "status", "surprise_cause",
-//! "cost", "content_hash", "prev", "reason"?}], "chain": {"ok", "head"?, "length"?,
+//! "cost", "content_hash", "prev", "reason"?, "why"?}], "chain": {"ok", "head"?, "length"?,
 //! "errors"?}}]}`; `index` is the position within the node's chain.
+//!
+//! `--why` (issue 9) adds under every rendered or failed step the line `why: <cause>` and, in
+//! JSON, `"why"` on every step (`null` for a skipped one): the cause of the reconcile as
+//! [`crate::replay::why`] computes it (frames are ledger positions).
 
 use std::process::ExitCode;
 
@@ -27,7 +31,12 @@ use crate::replay::trail::chain_json;
 pub const HELP: &str = "reactor trace — per-node receipt chains
 
 Usage:
-  reactor trace [node] [global flags]
+  reactor trace [node] [--why] [global flags]
+
+Flags:
+  --why      Under each rendered or failed step, name its cause: the producers
+             and facets whose fingerprints moved its memo key, a changed contract,
+             a retry after a failure, or a bare self/external wake
 
 For every node in the ledger (in order of first appearance), or for one node: the
 chain verdict (each receipt re-hashed and linked through prev) and its steps.
@@ -39,6 +48,8 @@ An unknown node exits 1.
 pub struct Args {
     /// The node, when one is asked for.
     pub node: Option<String>,
+    /// `--why`: each step's cause.
+    pub why: bool,
 }
 
 /// Parses `trace` arguments.
@@ -47,6 +58,10 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Value(v) if a.node.is_none() => a.node = Some(s.positional(v, "<node>")?),
+            OwnedArg::Long(l) if l == "why" => {
+                s.no_value("--why")?;
+                a.why = true;
+            }
             other => return Err(s.unexpected(&other)),
         }
     }
@@ -67,6 +82,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         None => trail.nodes().into_iter().map(str::to_string).collect(),
     };
+    let whys = a
+        .why
+        .then(|| crate::replay::why::explain_state_dir(state_dir, &trail.raw));
     let mut r = Report::new("trace");
     let mut traces = Vec::new();
     if nodes.is_empty() {
@@ -96,6 +114,10 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             if let Some(reason) = &e.reason {
                 r.line(6, format!("reason: {reason}"));
             }
+            let why = whys.as_ref().map(|w| w.get(e.index).cloned().flatten());
+            if let Some(Some(w)) = &why {
+                r.line(6, format!("why: {}", w.text));
+            }
             let mut step = serde_json::json!({
                 "index": i,
                 "wake_source": e.wake_source,
@@ -107,6 +129,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             });
             if let (Some(reason), Some(o)) = (&e.reason, step.as_object_mut()) {
                 o.insert("reason".into(), reason.clone().into());
+            }
+            if let (Some(w), Some(o)) = (why, step.as_object_mut()) {
+                o.insert("why".into(), crate::replay::why::to_serde(w.as_ref()));
             }
             steps.push(step);
         }

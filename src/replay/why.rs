@@ -416,6 +416,30 @@ pub fn explain_ledger(raw: &[Value], topology: Option<&Topology>) -> Vec<Option<
     out
 }
 
+/// The causes of a host state directory's ledger (`reactor trace --why`, `inspect`): its
+/// compiled topology (`compile/topology.json`, flat or envelope; none when absent or unreadable)
+/// gives the slots, the mounted ingress slot included. Linear in the ledger.
+pub fn explain_state_dir(state_dir: &std::path::Path, raw: &[Value]) -> Vec<Option<Why>> {
+    let topology = crate::replay::statedir::read_topology(state_dir)
+        .ok()
+        .flatten()
+        .map(|t| t.topology);
+    explain_ledger(raw, topology.as_ref())
+}
+
+/// `node`'s latest rendered or failed frame and its cause, from [`explain_state_dir`]'s output.
+pub fn last_render(raw: &[Value], whys: &[Option<Why>], node: &str) -> Option<(usize, Why)> {
+    (0..raw.len().min(whys.len())).rev().find_map(|i| {
+        let w = whys[i].as_ref()?;
+        (str_at(&raw[i], "node") == Some(node)).then(|| (i, w.clone()))
+    })
+}
+
+/// A cause as a `serde_json` value (`null` for none), for the host's JSON reports.
+pub fn to_serde(w: Option<&Why>) -> serde_json::Value {
+    serde_json::from_slice(&crate::format::json::to_js_compact(&w)).unwrap_or_default()
+}
+
 #[cfg(test)]
 #[path = "why_tests.rs"]
 mod tests;

@@ -839,7 +839,7 @@ fn offline_verbs_over_a_project_ledger() {
     assert_eq!(
         o.stdout,
         format!(
-            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n",
+            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  last render    frame 3: memo key unchanged; retried after the failed frame 2\n  chain          ok (3 receipts)\n",
             ContractSet::load(&f.project)
                 .unwrap()
                 .get("digest")
@@ -917,6 +917,32 @@ fn offline_verbs_over_a_project_ledger() {
         v["traces"][0]["steps"][0]["content_hash"]
     );
     assert_eq!(f.run(&["trace", "ghost"]).code, 1);
+    // --why (issue 9): digest failed first, then rendered again on the same memo key (a retry),
+    // then skipped; the ingress and the gateway rendered first on external wakes.
+    let o = f.run(&["trace", "--why"]);
+    assert_eq!(
+        o.stdout,
+        "reactor trace\n\n  inbox::ingress  (chain ok)\n    #0 rendered wake=external cause=external fresh=0 reused=0\n      why: first receipt of this node (external wake)\n  inbox  (chain ok)\n    #0 rendered wake=external cause=external fresh=2210 reused=0\n      why: first receipt of this node (external wake)\n  digest  (chain ok)\n    #0 failed wake=input cause=input fresh=90 reused=0\n      reason: postconditions failed: cites-items (attested false)\n      why: first receipt of this node (input wake)\n    #1 rendered wake=input cause=input fresh=1000 reused=200\n      why: memo key unchanged; retried after the failed frame 2\n    #2 skipped wake=input cause=input fresh=0 reused=0\n"
+    );
+    let v = f.run(&["trace", "digest", "--why", "--json"]).json();
+    let steps = &v["traces"][0]["steps"];
+    assert_eq!(steps[0]["why"]["causes"], serde_json::json!(["first"]));
+    assert_eq!(steps[1]["why"]["causes"], serde_json::json!(["retry"]));
+    assert_eq!(steps[1]["why"]["prior"], 2);
+    assert_eq!(steps[1]["why"]["priorStatus"], "failed");
+    assert_eq!(steps[2]["why"], serde_json::Value::Null);
+    assert!(
+        f.run(&["trace", "inbox", "--json"]).json()["traces"][0]["steps"][0]
+            .get("why")
+            .is_none()
+    );
+    assert_eq!(f.run(&["trace", "--why=1"]).code, 2);
+    let v = f.run(&["inspect", "digest", "--json"]).json();
+    assert_eq!(v["lastRender"]["frame"], 3);
+    assert_eq!(
+        v["lastRender"]["why"]["causes"],
+        serde_json::json!(["retry"])
+    );
 
     let o = f.run(&["receipts", "verify"]);
     assert_eq!(o.code, 0, "{}", o.stdout);
