@@ -1,6 +1,6 @@
-//! The replay viewer (`reactor-devtools`): its command line, server routes, embedded SPA assets,
-//! bundled fixtures, `--copy-to`, and synthetic state directories for scale benchmarks
-//! (VIEWER.md).
+//! The replay viewer (`reactor-devtools`): its command line, server routes (with paged frames and
+//! frame causes, [`pages`]), embedded SPA assets, the `--export` report ([`export`]), bundled
+//! fixtures, `--copy-to`, and synthetic state directories for scale benchmarks (VIEWER.md).
 
 pub mod cli;
 pub mod examples;
