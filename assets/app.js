@@ -54,7 +54,7 @@
   const FULL_APPLY = 256; // a head move longer than this recomputes every node instead of diffing
   const LAZY_MIN = 20000; // ledgers with at least this many frames load them lazily (?frames=full|lazy)
   const INDEX_PAGE = 100000; // frames per GET /api/frames?form=index request
-  const PAGE = 500; // whole frames per GET /api/frames request
+  const PAGE = 250; // whole frames per GET /api/frames request
   const MAX_PAGES = 64; // whole-frame pages kept
   const RF = window.ReactorFrames;
 
@@ -1749,13 +1749,14 @@
   /** Whole-frame pages arrived: redraw what showed stubs or lacked causes. */
   function onPages(p, frames) {
     for (const f of frames) if (f && f.contentHash && !S.pre.byHash.has(f.contentHash)) S.pre.byHash.set(f.contentHash, f.index);
+    // Only the timeline rows of the arrived page are rewritten.
+    for (const row of TL.pool) if (row._i >= p * PAGE && row._i < (p + 1) * PAGE) row._i = -1;
     if (S.pagesQueued) return;
     S.pagesQueued = true;
     requestAnimationFrame(() => {
       S.pagesQueued = false;
       if (!S.snap) return;
       renderReadout();
-      tlInvalidate();
       tlRender();
       if (INS.open && INS.chainDraw) INS.chainDraw();
     });
@@ -3542,19 +3543,24 @@
    * `?frames=full` or `?frames=lazy` overrides the choice.
    */
   async function loadSnapshot() {
-    S.lazy = false;
     const pref = new URLSearchParams(location.search).get('frames');
-    if (inlineJSON('snapshot') !== undefined || pref === 'full') return DS.state();
+    const whole = async () => {
+      const snap = await DS.state();
+      S.lazy = false;
+      return snap;
+    };
+    if (inlineJSON('snapshot') !== undefined || pref === 'full') return whole();
     const head = await DS.head();
     const F = head && typeof head.frameCount === 'number' ? head.frameCount : -1;
-    if (F < 0 || (F < LAZY_MIN && pref !== 'lazy')) return DS.state();
+    if (F < 0 || (F < LAZY_MIN && pref !== 'lazy')) return whole();
     checkSnapshot(head);
-    S.lazy = true;
-    S.index = RF.createIndex(head.edges);
-    S.indexTotal = F;
+    const index = RF.createIndex(head.edges);
     const p = await DS.frames(0, INDEX_PAGE, 'index');
-    S.index.appendPage(p);
-    if (p && typeof p.total === 'number') S.indexTotal = p.total;
+    index.appendPage(p);
+    // Switch only now: until the caller renders, the view keeps reading the frames it had.
+    S.lazy = true;
+    S.index = index;
+    S.indexTotal = p && typeof p.total === 'number' ? p.total : F;
     return head;
   }
 

@@ -153,6 +153,7 @@
   function createPages(pageSize, maxPages, fetchPage) {
     const pages = new Map(); // page number → frames (insertion order = recency)
     const pending = new Map();
+    const loadedAt = new Map(); // page number → Date.now() when it arrived
     const listeners = [];
     let epoch = 0;
 
@@ -171,6 +172,7 @@
         .then((frames) => {
           if (ep !== epoch) return null;
           pending.delete(p);
+          loadedAt.set(p, Date.now());
           pages.set(p, Array.isArray(frames) ? frames : []);
           while (pages.size > maxPages) pages.delete(pages.keys().next().value);
           for (const fn of listeners) fn(p, pages.get(p));
@@ -204,10 +206,22 @@
         await load(p);
         return this.get(i);
       },
-      /** Asks for the pages of frames lo..hi (inclusive) in the background. */
+      /**
+       * Asks for the pages of frames lo..hi (inclusive) in the background. A page that came back
+       * short (the ledger has grown since) is asked for again, at most once a second.
+       */
       want(lo, hi) {
+        const now = Date.now();
         for (let p = Math.floor(lo / pageSize); p <= Math.floor(hi / pageSize); p++) {
-          if (!pages.has(p) && !pending.has(p)) load(p).catch(() => {});
+          if (pending.has(p)) continue;
+          const page = pages.get(p);
+          if (page) {
+            const need = Math.min(hi, (p + 1) * pageSize - 1);
+            const last = page.length ? page[page.length - 1].index : p * pageSize - 1;
+            if (last >= need || now - (loadedAt.get(p) || 0) < 1000) continue;
+            pages.delete(p);
+          }
+          load(p).catch(() => {});
         }
       },
       /** Calls fn(pageNumber, frames) for every page that arrives. */
@@ -218,6 +232,7 @@
         epoch++;
         pages.clear();
         pending.clear();
+        loadedAt.clear();
       },
     };
   }

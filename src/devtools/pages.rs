@@ -15,7 +15,8 @@
 //!   `edges`, frame after frame. `count` is 1 to [`MAX_INDEX_PAGE`].
 //! - `GET /api/state?frames=none` — the snapshot of VIEWER.md §4.1 with `frames: []` and one
 //!   added last member `frameCount`; `GET /api/state?why=1` — the full snapshot whose frames
-//!   carry `why`. Any other query leaves `/api/state` byte-identical.
+//!   carry `why` (`frames=none` wins when both are given). Any other query leaves `/api/state`
+//!   byte-identical.
 //!
 //! A malformed query (bad escape, a non-numeric, signed or out-of-range `from` or `count`, an
 //! unknown `form`) answers 400 with `{"error": "<text>"}`; unknown parameters are ignored.
