@@ -407,41 +407,8 @@ fn run_section(
     d: &DescribeData,
     whys: &[Option<Why>],
 ) {
-    let use_labels = !opened.labels.is_empty();
-    let label = |id: &str| label_of(&opened.labels, use_labels, id);
     h.push_str("<section id=\"run\" class=\"report-section\">\n<h2>Run</h2>\n");
-    let shown = snap.frames.len().min(FRAME_ROWS);
-    let _ = write!(
-        h,
-        "<details open><summary>frames · {}</summary>\n<table class=\"frames\"><thead><tr><th>#</th><th>node</th><th>status</th><th>wake</th><th>moved</th><th>fresh</th><th>reused</th><th>woke</th><th>why</th></tr></thead><tbody>\n",
-        snap.frames.len()
-    );
-    for f in &snap.frames[..shown] {
-        let woke: Vec<String> = f.woken_subscribers.iter().map(|s| label(s)).collect();
-        let why = whys.get(f.index).and_then(Option::as_ref);
-        let _ = writeln!(
-            h,
-            "<tr class=\"st-{st}\"><td>{}</td><td title=\"{}\">{}</td><td>{st}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            f.index,
-            esc(&f.node),
-            esc(&label(&f.node)),
-            f.wake_source.as_str(),
-            esc(&f.moved_facets.join(", ")),
-            f.cost.fresh,
-            f.cost.reused,
-            esc(&woke.join(", ")),
-            esc(why.map_or("", |w| w.text.as_str())),
-            st = f.status.as_str(),
-        );
-    }
-    h.push_str("</tbody></table>\n");
-    if snap.frames.len() > shown {
-        let _ = writeln!(
-            h,
-            "<p class=\"note\">… {} more frames — the replay above shows every frame.</p>",
-            snap.frames.len() - shown
-        );
-    }
+    frames_table(h, opened, snap, whys);
     h.push_str("</details>\n<details open><summary>nodes</summary>\n<table><thead><tr><th>node</th><th>label</th><th>rendered</th><th>skipped</th><th>failed</th><th>fresh</th><th>chain</th></tr></thead><tbody>\n");
     for n in &d.nodes {
         let _ = writeln!(
@@ -516,6 +483,49 @@ fn run_section(
         "<pre id=\"raw-receipts\" class=\"code\" data-complete=\"{complete}\">{}</pre>\n</details>\n</section>\n",
         esc(&raw)
     );
+}
+
+/// The Run section's frames table: the first [`FRAME_ROWS`] frames with their causes.
+fn frames_table(
+    h: &mut String,
+    opened: &OpenedStateDir,
+    snap: &ReplaySnapshot,
+    whys: &[Option<Why>],
+) {
+    let use_labels = !opened.labels.is_empty();
+    let label = |id: &str| label_of(&opened.labels, use_labels, id);
+    let shown = snap.frames.len().min(FRAME_ROWS);
+    let _ = write!(
+        h,
+        "<details open><summary>frames · {}</summary>\n<table class=\"frames\"><thead><tr><th>#</th><th>node</th><th>status</th><th>wake</th><th>moved</th><th>fresh</th><th>reused</th><th>woke</th><th>why</th></tr></thead><tbody>\n",
+        snap.frames.len()
+    );
+    for f in &snap.frames[..shown] {
+        let woke: Vec<String> = f.woken_subscribers.iter().map(|s| label(s)).collect();
+        let why = whys.get(f.index).and_then(Option::as_ref);
+        let _ = writeln!(
+            h,
+            "<tr class=\"st-{st}\"><td>{}</td><td title=\"{}\">{}</td><td>{st}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            f.index,
+            esc(&f.node),
+            esc(&label(&f.node)),
+            f.wake_source.as_str(),
+            esc(&f.moved_facets.join(", ")),
+            f.cost.fresh,
+            f.cost.reused,
+            esc(&woke.join(", ")),
+            esc(why.map_or("", |w| w.text.as_str())),
+            st = f.status.as_str(),
+        );
+    }
+    h.push_str("</tbody></table>\n");
+    if snap.frames.len() > shown {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">… {} more frames — the replay above shows every frame.</p>",
+            snap.frames.len() - shown
+        );
+    }
 }
 
 fn outputs_section(h: &mut String, outs: &[NodeWorldModelView]) {
