@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::format::address::EMPTY_TREE_ADDRESS;
 use crate::format::json::{self, Value};
@@ -18,6 +19,33 @@ use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_
 pub const ROUTE_NAMES: [&str; 7] = [
     "health", "status", "cost", "topology", "receipts", "nodes", "trigger",
 ];
+
+/// The answer to `POST /trigger/<node>` (HOST.md §10.4): `{"reactor", "triggered",
+/// "receiptsAdded", "data"?, "dataDelivered"?}`. `reactor trigger` reads it back when it
+/// forwards to a daemon (every member defaults when absent).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TriggerReply {
+    /// The addressed reactor.
+    pub reactor: Option<String>,
+    /// The node.
+    pub triggered: String,
+    /// Receipts appended by the task (ingress receipt and drain receipts).
+    pub receipts_added: u64,
+    /// The body, echoed (only when one was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Whether the body was staged (only when one was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_delivered: Option<bool>,
+}
+
+/// Every error answer of the daemon: `{"error": "<message>"}` (HOST.md §10.5).
+#[derive(Clone, Debug, Deserialize)]
+pub struct ErrorReply {
+    /// The message.
+    pub error: String,
+}
 
 /// Shared state of the daemon's handlers.
 pub struct Daemon {
@@ -181,12 +209,16 @@ fn status(d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
 
 fn cost(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
     let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-    let mut m = serde_json::Map::new();
-    m.insert("reactor".into(), serde_json::Value::String(h.name.clone()));
-    if let serde_json::Value::Object(members) = view.rollup.to_json() {
-        m.extend(members);
+    #[derive(Serialize)]
+    struct Cost<'a> {
+        reactor: &'a str,
+        #[serde(flatten)]
+        rollup: &'a crate::host::rollup::CostRollup,
     }
-    get_ok(json::to_js_compact(&serde_json::Value::Object(m)))
+    get_ok(json::to_js_compact(&Cost {
+        reactor: &h.name,
+        rollup: &view.rollup,
+    }))
 }
 
 fn topology(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
@@ -211,20 +243,17 @@ fn topology(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
 
 fn receipts(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
     let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-    let total: usize = view.receipts.iter().map(|r| r.len() + 1).sum();
-    let mut out = Vec::with_capacity(total + 64);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"receipts\":[");
-    for (i, r) in view.receipts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(r);
+    #[derive(Serialize)]
+    struct Receipts<'a> {
+        reactor: &'a str,
+        receipts: Vec<&'a RawValue>,
     }
-    out.extend_from_slice(b"]}");
+    let body = json::to_js_compact(&Receipts {
+        reactor: &h.name,
+        receipts: view.receipts.iter().map(|r| &**r).collect(),
+    });
     drop(view);
-    get_ok(out)
+    get_ok(body)
 }
 
 fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
@@ -244,20 +273,22 @@ fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
         None => (None, 0),
     };
     drop(view);
-    let mut out = Vec::with_capacity(1024);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"node\":");
-    json::write_str(node, &mut out);
-    out.extend_from_slice(b",\"fingerprints\":");
-    json::write_compact(&fingerprints.to_value(), &mut out);
-    out.extend_from_slice(b",\"lastReceipt\":");
-    match last {
-        Some(b) => out.extend_from_slice(&b),
-        None => out.extend_from_slice(b"null"),
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct NodeReply<'a> {
+        reactor: &'a str,
+        node: &'a str,
+        fingerprints: Value,
+        last_receipt: Option<&'a RawValue>,
+        receipts: u64,
     }
-    out.extend_from_slice(format!(",\"receipts\":{count}}}").as_bytes());
-    get_ok(out)
+    get_ok(json::to_js_compact(&NodeReply {
+        reactor: &h.name,
+        node,
+        fingerprints: fingerprints.to_value(),
+        last_receipt: last.as_deref(),
+        receipts: count,
+    }))
 }
 
 fn unknown_node(h: &HostedReactor, node: &str) -> Response {
@@ -301,23 +332,17 @@ fn trigger(d: &Daemon, h: &Arc<HostedReactor>, node: &str, req: &mut Request) ->
         }
         _ => return Response::error(500, "internal error: the trigger task did not finish"),
     };
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"triggered\":");
-    json::write_str(node, &mut out);
-    out.extend_from_slice(format!(",\"receiptsAdded\":{}", outcome.receipts_added).as_bytes());
-    if let Some(v) = &data {
-        out.extend_from_slice(b",\"data\":");
-        json::write_compact(v, &mut out);
-        out.extend_from_slice(
-            format!(
-                ",\"dataDelivered\":{}",
-                outcome.data_delivered.unwrap_or(false)
-            )
-            .as_bytes(),
-        );
-    }
-    out.push(b'}');
-    js(200, out)
+    let data_delivered = data
+        .as_ref()
+        .map(|_| outcome.data_delivered.unwrap_or(false));
+    js(
+        200,
+        json::to_js_compact(&TriggerReply {
+            reactor: Some(h.name.clone()),
+            triggered: node.to_string(),
+            receipts_added: outcome.receipts_added as u64,
+            data,
+            data_delivered,
+        }),
+    )
 }

@@ -7,15 +7,18 @@
 
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::format::address::is_content_address;
+use crate::format::json::Value;
 use crate::format::topology::TopologyFile;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::unknown_node;
-use crate::host::output::{self, Report};
+use crate::host::output::Report;
+use crate::host::report::{ChainReport, FacetMap, VerbReport, print};
 use crate::host::rollup::CostRollup;
 use crate::replay::statedir::{self, VersionFile};
-use crate::replay::trail::chain_json;
 
 /// `reactor inspect --help`.
 pub const HELP: &str = "reactor inspect — one node in detail
@@ -86,14 +89,158 @@ fn contract_of(t: &TopologyFile, node: &str) -> Option<String> {
         })
 }
 
-/// Runs `inspect`.
-pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("inspect")?;
-    let state_dir = &reactor.state_dir;
+/// One subscription: JSON `{"facet", "producer"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Subscription {
+    /// The facet.
+    pub facet: String,
+    /// The producing node.
+    pub producer: String,
+}
+
+/// The `inspect` report (HOST.md §8.8). JSON: `{"node", "known", "wake_source",
+/// "contract_fingerprint", "maintains", "subscribesTo": [{"facet", "producer"}],
+/// "publishedFingerprints", "publishedVersion", "lastReceipt", "receipts", "cost": <cost
+/// rollup>, "chain": {"ok", "head"?, "length"?, "errors"?}}`.
+#[derive(Clone, Debug, Serialize)]
+pub struct InspectReport {
+    /// The node.
+    pub node: String,
+    /// True when the node is in the compiled topology.
+    pub known: bool,
+    /// Its wake source (topology nodes only).
+    pub wake_source: Option<String>,
+    /// Its contract fingerprint (topology nodes only).
+    pub contract_fingerprint: Option<String>,
+    /// Its declared facets.
+    pub maintains: Vec<String>,
+    /// What it subscribes to.
+    #[serde(rename = "subscribesTo")]
+    pub subscribes_to: Vec<Subscription>,
+    /// The fingerprints of `published.json` (`null` before the first commit).
+    #[serde(rename = "publishedFingerprints")]
+    pub published_fingerprints: Option<FacetMap>,
+    /// The published version (`null` before the first commit).
+    #[serde(rename = "publishedVersion")]
+    pub published_version: Option<String>,
+    /// The node's last receipt as stored.
+    #[serde(rename = "lastReceipt")]
+    pub last_receipt: Option<Value>,
+    /// Its receipt count.
+    pub receipts: usize,
+    /// Its cost rollup.
+    pub cost: CostRollup,
+    /// Its chain verdict.
+    pub chain: ChainReport,
+    /// The `version` line's detail: `(<n> files)`, `(version file missing)` or
+    /// `(unreadable: <error>)`.
+    #[serde(skip)]
+    pub version_detail: Option<String>,
+    /// The last receipt's status and failure reason.
+    #[serde(skip)]
+    pub last: Option<(String, Option<String>)>,
+}
+
+impl VerbReport for InspectReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new(&format!("inspect {}", self.node));
+        if self.known {
+            r.field("wake source", self.wake_source.as_deref().unwrap_or("?"));
+            r.field(
+                "contract",
+                self.contract_fingerprint.as_deref().unwrap_or("?"),
+            );
+            r.field("maintains", format!("[{}]", self.maintains.join(", ")));
+            r.line(2, "subscribes to:");
+            if self.subscribes_to.is_empty() {
+                r.line(4, "(none)");
+            }
+            for s in &self.subscribes_to {
+                r.line(4, format!("{} <- {}", s.facet, s.producer));
+            }
+        } else {
+            r.field("known", "no (not in the compiled topology)");
+        }
+        r.line(2, "published:");
+        match &self.published_fingerprints {
+            Some(fps) => {
+                for (facet, token) in &fps.0 {
+                    r.sub_field(facet, short_token(token));
+                }
+            }
+            None => {
+                r.line(4, "(none — cold)");
+            }
+        }
+        if let (Some(v), Some(detail)) = (&self.published_version, &self.version_detail) {
+            r.field("version", format!("{} {detail}", short_token(v)));
+        }
+        r.field("receipts", self.receipts.to_string());
+        r.field("cost", self.cost.total.pair());
+        r.field(
+            "last status",
+            self.last
+                .as_ref()
+                .map(|(s, _)| s.as_str())
+                .unwrap_or("(none)"),
+        );
+        if let Some(reason) = self.last.as_ref().and_then(|(_, r)| r.as_deref()) {
+            r.field("last reason", reason);
+        }
+        if self.chain.ok {
+            r.field("chain", format!("ok ({} receipts)", self.chain.length));
+        } else {
+            r.field("chain", "BROKEN");
+            for e in &self.chain.errors {
+                r.line(4, format!("! {e}"));
+            }
+        }
+        r.finish()
+    }
+}
+
+/// The node's place in the compiled topology: wake source, contract fingerprint, facets and
+/// subscriptions.
+fn topology_part(
+    state_dir: &std::path::Path,
+    t: &TopologyFile,
+    node: &str,
+) -> (
+    Option<String>,
+    Option<String>,
+    Vec<String>,
+    Vec<Subscription>,
+) {
+    let wake = t
+        .topology
+        .nodes
+        .iter()
+        .find(|n| n.node == node)
+        .and_then(|n| n.wake_source)
+        .map(|w| w.as_str().to_string());
+    let subs = t
+        .topology
+        .edges
+        .iter()
+        .filter(|e| e.subscriber == node)
+        .map(|e| Subscription {
+            facet: e.facet.clone(),
+            producer: e.producer.clone(),
+        })
+        .collect();
+    (
+        wake,
+        contract_of(t, node),
+        statedir::maintains(state_dir, &t.topology.index(), node),
+        subs,
+    )
+}
+
+/// Gathers the `inspect` report of `node` (HOST.md §8.8).
+pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, HostError> {
     let trail = crate::host::logs::read_trail(state_dir)?;
     let topo = statedir::read_topology(state_dir)
         .map_err(|e| crate::host::status::topology_error(state_dir, &e))?;
-    let node = a.node.as_str();
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
     if !in_topology && !trail.has_node(node) {
         let e = unknown_node(node);
@@ -104,114 +251,45 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         });
     }
     let published = statedir::published(state_dir, node);
-    let verdict = trail.verify_chain(node);
-    let rollup = CostRollup::of_trail(&trail, Some(node));
-    let count = trail.count_of(node);
-    let last = trail.entries_of(node).last().cloned();
-
     let (wake, contract, maintains, subs) = match (&topo, in_topology) {
-        (Some(t), true) => {
-            let wake = t
-                .topology
-                .nodes
-                .iter()
-                .find(|n| n.node == node)
-                .and_then(|n| n.wake_source)
-                .map(|w| w.as_str().to_string());
-            let subs: Vec<(String, String)> = t
-                .topology
-                .edges
-                .iter()
-                .filter(|e| e.subscriber == node)
-                .map(|e| (e.facet.clone(), e.producer.clone()))
-                .collect();
-            (
-                wake,
-                contract_of(t, node),
-                statedir::maintains(state_dir, &t.topology.index(), node),
-                subs,
-            )
-        }
+        (Some(t), true) => topology_part(state_dir, t, node),
         _ => (None, None, Vec::new(), Vec::new()),
     };
-    let version_state = published
-        .as_ref()
-        .map(|p| statedir::version_file(state_dir, node, &p.version));
-
-    if g.json {
-        let v = serde_json::json!({
-            "node": node,
-            "known": in_topology,
-            "wake_source": wake,
-            "contract_fingerprint": contract,
-            "maintains": maintains,
-            "subscribesTo": subs.iter().map(|(f, p)| serde_json::json!({"facet": f, "producer": p})).collect::<Vec<_>>(),
-            "publishedFingerprints": published.as_ref().map(|p| p.fingerprints.to_value().to_serde()),
-            "publishedVersion": published.as_ref().map(|p| p.version.clone()),
-            "lastReceipt": last.as_ref().map(|e| trail.raw[e.index].to_serde()),
-            "receipts": count,
-            "cost": rollup.to_json(),
-            "chain": chain_json(&verdict),
-        });
-        output::print_json(&v)?;
-    } else {
-        let mut r = Report::new(&format!("inspect {node}"));
-        if in_topology {
-            r.field("wake source", wake.as_deref().unwrap_or("?"));
-            r.field("contract", contract.as_deref().unwrap_or("?"));
-            r.field("maintains", format!("[{}]", maintains.join(", ")));
-            r.line(2, "subscribes to:");
-            if subs.is_empty() {
-                r.line(4, "(none)");
-            }
-            for (f, p) in &subs {
-                r.line(4, format!("{f} <- {p}"));
-            }
-        } else {
-            r.field("known", "no (not in the compiled topology)");
-        }
-        r.line(2, "published:");
-        match &published {
-            None => {
-                r.line(4, "(none — cold)");
-            }
-            Some(p) => {
-                for (facet, token) in &p.fingerprints.0 {
-                    r.sub_field(facet, short_token(token));
-                }
-            }
-        }
-        if let (Some(p), Some(vs)) = (&published, &version_state) {
-            let detail = match vs {
+    let version_detail =
+        published.as_ref().map(
+            |p| match statedir::version_file(state_dir, node, &p.version) {
                 VersionFile::Files(n) => format!("({n} files)"),
                 VersionFile::Missing => "(version file missing)".to_string(),
                 VersionFile::Invalid(e) => format!("(unreadable: {e})"),
-            };
-            r.field("version", format!("{} {detail}", short_token(&p.version)));
-        }
-        r.field("receipts", count.to_string());
-        r.field("cost", rollup.total.pair());
-        r.field(
-            "last status",
-            last.as_ref().map(|e| e.status.as_str()).unwrap_or("(none)"),
+            },
         );
-        if let Some(reason) = last.as_ref().and_then(|e| e.reason.as_deref()) {
-            r.field("last reason", reason);
-        }
-        if verdict.ok {
-            r.field("chain", format!("ok ({} receipts)", verdict.length));
-        } else {
-            r.field("chain", "BROKEN");
-            for e in &verdict.errors {
-                r.line(4, format!("! {e}"));
-            }
-        }
-        output::write_stdout(r.as_str())?;
-    }
-    if a.strict && !verdict.ok {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    let last = trail.entries_of(node).last();
+    Ok(InspectReport {
+        node: node.to_string(),
+        known: in_topology,
+        wake_source: wake,
+        contract_fingerprint: contract,
+        maintains,
+        subscribes_to: subs,
+        published_fingerprints: published
+            .as_ref()
+            .map(|p| FacetMap(p.fingerprints.0.clone())),
+        published_version: published.as_ref().map(|p| p.version.clone()),
+        last_receipt: last.map(|e| trail.raw[e.index].clone()),
+        receipts: trail.count_of(node),
+        cost: CostRollup::of_trail(&trail, Some(node)),
+        chain: ChainReport::from(&trail.verify_chain(node)),
+        version_detail,
+        last: last.map(|e| (e.status.clone(), e.reason.clone())),
+    })
+}
+
+/// Runs `inspect`.
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let (_, reactor) = g.select_reactor("inspect")?;
+    let report = gather(&reactor.state_dir, &a.node)?;
+    print(&report, g.json)?;
+    Ok(ExitCode::from(u8::from(a.strict && !report.chain.ok)))
 }
 
 #[cfg(test)]
