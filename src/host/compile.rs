@@ -459,9 +459,7 @@ pub fn compile_reactor(
     let client = plan.client(Some(api_key))?;
     let compiled = compile_project(&set, &settings, client.as_ref())
         .map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
-    compiled
-        .write_cache(&spec.state_dir, jiff::Timestamp::now())
-        .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+    compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
     if let Some(reason) = freshness(&spec.state_dir, &key).reason() {
         return Err(HostError::internal(format!(
             "the compile cache just written does not read back as fresh: {reason}"
@@ -697,7 +695,11 @@ mod tests {
         );
         assert_eq!(j["step_costs"], serde_json::json!([]));
         assert_eq!(
-            j.as_object().unwrap().keys().next_back().map(String::as_str),
+            j.as_object()
+                .unwrap()
+                .keys()
+                .next_back()
+                .map(String::as_str),
             Some("cached")
         );
     }

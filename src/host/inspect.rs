@@ -13,7 +13,7 @@ use crate::format::address::is_content_address;
 use crate::format::json::Value;
 use crate::format::topology::TopologyFile;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, StateDirContext};
 use crate::host::logs::unknown_node;
 use crate::host::output::Report;
 use crate::host::report::{ChainReport, FacetMap, VerbReport, print};
@@ -239,8 +239,7 @@ fn topology_part(
 /// Gathers the `inspect` report of `node` (HOST.md §8.8).
 pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, HostError> {
     let trail = crate::host::logs::read_trail(state_dir)?;
-    let topo = statedir::read_topology(state_dir)
-        .map_err(|e| crate::host::status::topology_error(state_dir, &e))?;
+    let topo = statedir::read_topology(state_dir).in_state_dir(state_dir)?;
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
     if !in_topology && !trail.has_node(node) {
         let e = unknown_node(node);

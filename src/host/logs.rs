@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::host::args::{ArgStream, Globals, OwnedArg};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, StateDirContext};
 use crate::host::output::{self, NODE_WIDTH, Report};
 use crate::host::report::{VerbReport, print};
 use crate::host::rollup::Tokens;
@@ -62,7 +62,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 /// Errors (state, exit 1): `<state-dir>: <problem>` with the hint `restore the file from a
 /// backup or move it aside` for a corrupt, blank or non-array ledger; an unreadable file.
 pub fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
-    let trail = Trail::read(state_dir).map_err(|e| HostError::ledger_read(state_dir, &e))?;
+    let trail = Trail::read(state_dir).in_state_dir(state_dir)?;
     for n in trail.notes() {
         output::note(&n);
     }

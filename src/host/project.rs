@@ -122,9 +122,8 @@ impl Project {
             }
         }
         let config_path = dir.join(CONFIG_FILE);
-        let loaded = ReactorConfig::load(&dir).map_err(|e| {
-            HostError::config(e.to_string()).with_hint(format!("fix {}", config_path.display()))
-        })?;
+        let loaded = ReactorConfig::load(&dir)
+            .map_err(|e| HostError::from(e).with_hint(format!("fix {}", config_path.display())))?;
         let config_present = loaded.is_some();
         let config = loaded.unwrap_or_default();
         let state_base = match &opts.state_dir {

@@ -137,9 +137,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         |_| Ok(()),
     )?;
     let appended = collect_receipts(&reactor);
-    let results = reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
+    let results = reactor.boot()?;
     cleanup_work();
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let dispositions = DispositionRow::of(&results);

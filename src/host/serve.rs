@@ -422,10 +422,7 @@ fn boot_reactors(
             Arc::new(reactor),
             gateways,
         ));
-        let results = h
-            .reactor
-            .boot()
-            .map_err(|e| HostError::state(e.to_string()))?;
+        let results = h.reactor.boot()?;
         let rows = DispositionRow::of(&results);
         let count = |d: &str| rows.iter().filter(|r| r.disposition == d).count();
         out.line(&format!(

@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::host::args::{ArgStream, Globals};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, InStateDir};
 use crate::host::output::Report;
 use crate::host::receipts::write_ledger_body;
 use crate::host::report::{VerbReport, WriterInfo, print, writer_line};
@@ -178,7 +178,10 @@ pub fn gather(
             None,
         ),
         Ok(None) => (None, None),
-        Err(e) => (None, Some(topology_error(state_dir, &e).message)),
+        Err(e) => (
+            None,
+            Some(HostError::from(InStateDir(state_dir, e)).message),
+        ),
     };
     let present = match &manifest {
         ManifestRead::Present(m) => Some(m),
@@ -225,20 +228,6 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A `compile/topology.json` read error as the host reports it: the state-dir path before a
-/// JSON problem, the file path in an I/O problem (exit 1).
-pub fn topology_error(
-    state_dir: &std::path::Path,
-    e: &crate::replay::statedir::TopologyReadError,
-) -> HostError {
-    match e {
-        crate::replay::statedir::TopologyReadError::InvalidJson(_) => {
-            HostError::state(format!("{}: {e}", state_dir.display()))
-        }
-        io => HostError::state(io.to_string()),
-    }
-}
-
 /// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Freshness {
@@ -273,19 +262,15 @@ impl Freshness {
 pub fn cache_key(
     contracts_dir: &std::path::Path,
     settings: &crate::model::ProviderSettings,
-) -> Result<crate::compile::CacheKey, String> {
-    let set = crate::contract::ContractSet::load(contracts_dir)
-        .map_err(|e| format!("contracts invalid: {e}"))?;
-    let prompt = crate::agent::prompt::system_prompt()?;
+) -> Result<crate::compile::CacheKey, HostError> {
+    let set = crate::contract::ContractSet::load(contracts_dir)?;
+    let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
     let replaced = match prompt.source {
         crate::agent::PromptSource::File(_) => Some(prompt.text.as_str()),
         crate::agent::PromptSource::Embedded => None,
     };
-    let config = crate::model::ProviderConfig::resolve(settings).map_err(|e| e.to_string())?;
-    let model = config
-        .require_compile_model()
-        .map_err(|e| e.to_string())?
-        .to_string();
+    let config = crate::model::ProviderConfig::resolve(settings)?;
+    let model = config.require_compile_model()?.to_string();
     Ok(crate::compile::CacheKey {
         contract_set_fingerprint: set.fingerprint(),
         sdk_version: crate::compile::sdk_version(replaced),
@@ -313,7 +298,7 @@ pub fn compile_freshness(
                 ManifestRead::Unreadable(m) => {
                     Freshness::Stale(format!("manifest unreadable: {m}"))
                 }
-                _ => Freshness::Unknown(e),
+                _ => Freshness::Unknown(e.message),
             };
         }
     };

@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::format::topology::{Topology, TopologyFile, TopologyIndex};
 use crate::host::args::{ArgStream, Globals, OwnedArg};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, StateDirContext};
 use crate::host::output::{self, Report};
 use crate::host::report::{VerbReport, print};
 use crate::replay::statedir::{self, ManifestRead};
@@ -427,9 +427,7 @@ fn gather(state_dir: &Path, file: &TopologyFile) -> TopologyReport {
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reactor("topology")?;
     let state_dir = &reactor.state_dir;
-    let Some(file) = statedir::read_topology(state_dir)
-        .map_err(|e| crate::host::status::topology_error(state_dir, &e))?
-    else {
+    let Some(file) = statedir::read_topology(state_dir).in_state_dir(state_dir)? else {
         return Err(HostError::state(
             "no compiled IR — run `reactor compile` first",
         ));

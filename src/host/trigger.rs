@@ -227,7 +227,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         Err(crate::store::lock::LockError::Held { .. }) => {
             return held(&spec.state_dir, &a.node, data.as_ref(), g.json);
         }
-        Err(e) => return Err(HostError::state(e.to_string())),
+        Err(e) => return Err(e.into()),
     };
     let report = one_shot(&project, &spec, &a.node, data, g)?;
     drop(lock);
@@ -297,12 +297,8 @@ fn one_shot(
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);
-    let boot_results = hosted
-        .reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
-    let wake =
-        external_wake(&hosted, node, data.as_ref()).map_err(|e| HostError::state(e.to_string()))?;
+    let boot_results = hosted.reactor.boot()?;
+    let wake = external_wake(&hosted, node, data.as_ref())?;
     cleanup_work();
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let boot = DispositionRow::of(&boot_results);
