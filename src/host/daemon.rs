@@ -5,12 +5,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::format::address::EMPTY_TREE_ADDRESS;
 use crate::format::json::{self, Value};
+use crate::host::events::{DrainSummary, Event, Out};
 use crate::host::hosted::{HostedReactor, external_wake};
 use crate::host::queue::TaskPool;
 use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_segments};
@@ -57,6 +59,8 @@ pub struct Daemon {
     pub single: bool,
     /// Set on the first stop signal: new triggers get 503.
     pub stopping: Arc<AtomicBool>,
+    /// Where each handled `POST /trigger/<node>` is reported (HOST.md §9.7).
+    pub out: Out,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -291,6 +295,13 @@ fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
     }))
 }
 
+/// A failed trigger task, on stderr (`reactor: warning: …`) unless the daemon is silent.
+fn warn_unless_silent(d: &Daemon, message: &str) {
+    if d.out != Out::Silent {
+        crate::host::output::warn(message);
+    }
+}
+
 fn unknown_node(h: &HostedReactor, node: &str) -> Response {
     Response::error(
         404,
@@ -323,15 +334,34 @@ fn trigger(d: &Daemon, h: &Arc<HostedReactor>, node: &str, req: &mut Request) ->
     let task_node = node.to_string();
     let task_data = data.clone();
     let rx = d.pool.submit(h.index, move || {
-        external_wake(&task_h, &task_node, task_data.as_ref())
+        let started = Instant::now();
+        external_wake(&task_h, &task_node, task_data.as_ref()).map(|o| (o, started.elapsed()))
     });
-    let outcome = match rx.recv() {
+    let (outcome, took) = match rx.recv() {
         Ok(Some(Ok(o))) => o,
         Ok(Some(Err(e))) => {
-            return Response::error(500, &crate::format::sanitize::redact(&e.to_string(), &[]));
+            let message = crate::format::sanitize::redact(&e.to_string(), &[]);
+            warn_unless_silent(d, &format!("POST /trigger/{node} failed: {message}"));
+            return Response::error(500, &message);
         }
-        _ => return Response::error(500, "internal error: the trigger task did not finish"),
+        _ => {
+            warn_unless_silent(d, &format!("POST /trigger/{node}: the task did not finish"));
+            return Response::error(500, "internal error: the trigger task did not finish");
+        }
     };
+    let summary = DrainSummary::new(
+        &h.name,
+        node,
+        outcome
+            .arrival_id
+            .clone()
+            .filter(|_| outcome.data_delivered == Some(true)),
+        &outcome.results,
+        outcome.receipts_added,
+        took,
+    );
+    d.out.line(&summary.line("trigger"));
+    d.out.event(&Event::Trigger(&summary));
     let data_delivered = data
         .as_ref()
         .map(|_| outcome.data_delivered.unwrap_or(false));

@@ -25,6 +25,7 @@ pub mod connectors;
 pub mod daemon;
 pub mod doctor;
 pub mod error;
+pub mod events;
 pub mod hosted;
 pub mod init;
 pub mod inspect;

@@ -2,7 +2,6 @@
 //! daemon's HTTP surface, and run the continuity loop (gateway polls, continuity, a cost line,
 //! a fixed sleep) until SIGINT or SIGTERM; then drain every queue and exit 0.
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,9 +12,10 @@ use serde::Serialize;
 use crate::format::json;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
-use crate::host::connectors::{ConnectorKind, poll_gateway};
+use crate::host::connectors::{ArrivalDrain, ConnectorKind, poll_gateway};
 use crate::host::daemon::{Daemon, router};
 use crate::host::error::{ErrorKind, HostError};
+use crate::host::events::{DrainSummary, Event, GatewayPoll, Out, PollOutcome};
 use crate::host::hosted::HostedReactor;
 use crate::host::queue::TaskPool;
 use crate::host::report::DispositionRow;
@@ -153,137 +153,6 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     Ok(a)
 }
 
-/// One `serve --json` event (HOST.md §9.7): an object whose first member is `event`.
-#[derive(Debug, Serialize)]
-#[serde(tag = "event", rename_all = "lowercase")]
-pub enum Event<'a> {
-    /// A reactor booted: `{"event": "booted", "reactor", "dispositions"}`.
-    Booted {
-        /// The reactor.
-        reactor: &'a str,
-        /// The boot drain's results.
-        dispositions: Vec<DispositionRow>,
-    },
-    /// The HTTP surface listens: `{"event": "listening", "url", "loopback", "auth"}`.
-    Listening {
-        /// The client URL, without its trailing slash.
-        url: &'a str,
-        /// The bind address is loopback.
-        loopback: bool,
-        /// Bearer-token auth is on.
-        auth: bool,
-    },
-    /// The host is up: `{"event": "ready", "reactors", "concurrency"}`.
-    Ready {
-        /// Hosted reactors.
-        reactors: usize,
-        /// The worker pool size.
-        concurrency: usize,
-    },
-    /// One tick: `{"event": "tick", "at", "gateways", "cost"}`.
-    Tick {
-        /// When the tick started.
-        at: &'a str,
-        /// The gateway polls of the tick.
-        gateways: &'a [GatewayPoll],
-        /// The rollup of the receipts appended since the daemon started.
-        cost: &'a CostRollup,
-    },
-    /// A warning: `{"event": "warning", "message"}`.
-    Warning {
-        /// The warning.
-        message: &'a str,
-    },
-    /// The daemon stopped: `{"event": "stopped", "forced"}`.
-    Stopped {
-        /// A second signal abandoned in-flight work.
-        forced: bool,
-    },
-    /// A startup failure: `{"event": "error", "message"}`.
-    Error {
-        /// The error message.
-        message: &'a str,
-    },
-}
-
-/// One gateway poll of a tick: JSON `{"reactor", "source_id", …}` with `"ingested",
-/// "skipped"` counts, `"skipped": "offline"` or `"error"`.
-#[derive(Clone, Debug, Serialize)]
-pub struct GatewayPoll {
-    /// The reactor.
-    pub reactor: String,
-    /// The gateway's `source_id`.
-    pub source_id: String,
-    /// What the poll did.
-    #[serde(flatten)]
-    pub outcome: PollOutcome,
-    /// `source_id`, prefixed `<reactor>/` on a multi-reactor host.
-    #[serde(skip)]
-    pub label: String,
-}
-
-/// What one gateway poll did.
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum PollOutcome {
-    /// Arrivals staged and duplicates skipped.
-    Polled {
-        /// New arrivals.
-        ingested: usize,
-        /// Duplicates.
-        skipped: usize,
-    },
-    /// An `http` connector in offline mode: `"skipped": "offline"`.
-    Offline {
-        /// Always `offline`.
-        skipped: &'static str,
-    },
-    /// The poll failed.
-    Failed {
-        /// The sanitized message.
-        error: String,
-    },
-}
-
-impl GatewayPoll {
-    /// The heartbeat fragment: `<label> ingested=<n> skipped=<m>`, `<label> skipped: offline` or
-    /// `<label> error: <message>` (HOST.md §9.3).
-    fn fragment(&self) -> String {
-        match &self.outcome {
-            PollOutcome::Polled { ingested, skipped } => {
-                format!("{} ingested={ingested} skipped={skipped}", self.label)
-            }
-            PollOutcome::Offline { .. } => format!("{} skipped: offline", self.label),
-            PollOutcome::Failed { error } => format!("{} error: {error}", self.label),
-        }
-    }
-}
-
-/// Line output: text lines, or NDJSON events under `--json` (HOST.md §9.7).
-struct Out {
-    json: bool,
-}
-
-impl Out {
-    fn line(&self, text: &str) {
-        if !self.json {
-            let stdout = std::io::stdout();
-            let mut o = stdout.lock();
-            let _ = writeln!(o, "{text}");
-            let _ = o.flush();
-        }
-    }
-    fn event(&self, e: &Event<'_>) {
-        if self.json {
-            let stdout = std::io::stdout();
-            let mut o = stdout.lock();
-            let _ = o.write_all(&json::to_js_compact(e));
-            let _ = o.write_all(b"\n");
-            let _ = o.flush();
-        }
-    }
-}
-
 /// The URL a local client should use (unspecified bind → loopback; IPv6 bracketed).
 fn client_url(host: &str, port: u16) -> String {
     let h = host.trim_start_matches('[').trim_end_matches(']');
@@ -301,7 +170,7 @@ fn client_url(host: &str, port: u16) -> String {
 
 /// Runs `reactor serve`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let out = Out { json: g.json };
+    let out = Out::for_json(g.json);
     match serve(a, g, &out) {
         Ok(code) => Ok(code),
         Err(e) => {
@@ -568,6 +437,7 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         pool: pool.clone(),
         single: !project.multi,
         stopping: stopping.clone(),
+        out: *out,
     });
     let (mut server, url) = match a.http {
         Some(port) => {
@@ -666,13 +536,27 @@ fn tick(
             let source_id = gw.source_id.clone();
             let gw = gw.clone();
             let as_of = as_of.clone();
+            let out = *out;
             let rx = pool.submit(h.index, move || {
+                let mut on_drain = |d: &ArrivalDrain| {
+                    let summary = DrainSummary::new(
+                        &task_h.name,
+                        &gw.node,
+                        Some(d.arrival_id.clone()),
+                        &d.results,
+                        d.receipts_added,
+                        d.took,
+                    );
+                    out.line(&summary.line("drain"));
+                    out.event(&Event::Drain(&summary));
+                };
                 poll_gateway(
                     &task_h.reactor,
                     &gw.node,
                     &gw.source_id,
                     &gw.connector,
                     &as_of,
+                    &mut on_drain,
                 )
                 .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
                 .map_err(|e| e.to_string())
