@@ -172,6 +172,18 @@ impl Globals {
         Ok((project, reactor))
     }
 
+    /// [`Globals::select_reactor`] for a verb that only reads the state directory (the offline
+    /// verbs): a `--state-dir` given on the command line must exist and be a state directory
+    /// ([`crate::host::project::check_reader_state_dir`]); the configured or default one may
+    /// be absent (a project that has not run yet reads as empty).
+    pub fn select_reader(&self, verb: &str) -> Result<(Project, ReactorSpec), HostError> {
+        let (project, reactor) = self.select_reactor(verb)?;
+        if self.state_dir.is_some() {
+            crate::host::project::check_reader_state_dir(&reactor.state_dir)?;
+        }
+        Ok((project, reactor))
+    }
+
     /// Offline mode: `--offline`, or `REACTOR_OFFLINE` set to `1`, `true` or `yes` (any case).
     /// `0`, `false`, `no` or empty do not force it; any other value is a configuration error.
     pub fn offline(&self) -> Result<bool, HostError> {

@@ -119,6 +119,21 @@ impl HostError {
         self
     }
 
+    /// An I/O failure on `path` while trying to `what` (`read`, `list state dir`, …): a
+    /// permission problem reads `permission denied: cannot <what> <path>` with a hint naming
+    /// this process's user; anything else `cannot <what> <path>: <error>`. State, exit 1.
+    pub fn io_problem(what: &str, path: &Path, e: &std::io::Error) -> HostError {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            HostError::state(format!(
+                "permission denied: cannot {what} {}",
+                path.display()
+            ))
+            .with_hint(permission_hint(path))
+        } else {
+            HostError::state(format!("cannot {what} {}: {e}", path.display()))
+        }
+    }
+
     /// Sets the `--json` document printed for this error.
     pub fn with_document(mut self, doc: serde_json::Value) -> HostError {
         self.document = Some(Box::new(doc));
@@ -147,6 +162,18 @@ impl HostError {
 }
 
 pub use crate::replay::trail::one_line;
+
+/// `check the owner and mode of <path> (reactor runs as uid <n>)`.
+fn permission_hint(path: &Path) -> String {
+    #[cfg(unix)]
+    let who = format!(
+        " (reactor runs as uid {})",
+        rustix::process::geteuid().as_raw()
+    );
+    #[cfg(not(unix))]
+    let who = String::new();
+    format!("check the owner and mode of {}{who}", path.display())
+}
 
 // Conversions (issue 11 "errors the jj way"): every error another room hands the host becomes
 // a HostError here, and only here, each choosing its kind (hence the exit code) and its hints.
@@ -207,12 +234,11 @@ impl From<LockError> for HostError {
     /// A held lock names the holder and carries the hint of HOST.md §7.1; a lock file that
     /// cannot be written is a state error.
     fn from(e: LockError) -> Self {
-        let err = HostError::state(e.to_string());
         match e {
-            LockError::Held { .. } => err.with_hint(
+            LockError::Held { .. } => HostError::state(e.to_string()).with_hint(
                 "stop that process first, or use `reactor trigger` to reach a running daemon",
             ),
-            LockError::Io { .. } => err,
+            LockError::Io { path, source } => HostError::io_problem("lock", &path, &source),
         }
     }
 }
@@ -256,7 +282,9 @@ impl From<InStateDir<'_, LedgerReadError>> for HostError {
     fn from(InStateDir(dir, e): InStateDir<'_, LedgerReadError>) -> Self {
         match e {
             LedgerReadError::Content(c) => InStateDir(dir, c).into(),
-            io => HostError::state(io.to_string()),
+            LedgerReadError::Io { path, source } => {
+                HostError::io_problem("read", Path::new(&path), &source)
+            }
         }
     }
 }
@@ -269,7 +297,9 @@ impl From<InStateDir<'_, TopologyReadError>> for HostError {
             TopologyReadError::InvalidJson(_) => {
                 HostError::state(format!("{}: {e}", dir.display()))
             }
-            io => HostError::state(io.to_string()),
+            TopologyReadError::Io { path, source } => {
+                HostError::io_problem("read", Path::new(&path), &source)
+            }
         }
     }
 }

@@ -285,7 +285,7 @@ pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, 
 
 /// Runs `inspect`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("inspect")?;
+    let (_, reactor) = g.select_reader("inspect")?;
     let report = gather(&reactor.state_dir, &a.node)?;
     print(&report, g.json)?;
     Ok(ExitCode::from(u8::from(a.strict && !report.chain.ok)))

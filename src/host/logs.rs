@@ -197,7 +197,7 @@ pub fn listing(
 
 /// Runs `logs`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("logs")?;
+    let (_, reactor) = g.select_reader("logs")?;
     print(
         &listing("logs", &reactor.state_dir, a.node.as_deref())?,
         g.json,

@@ -428,7 +428,7 @@ fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, Hos
 
 /// Runs `receipts`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("receipts")?;
+    let (_, reactor) = g.select_reader("receipts")?;
     match a.sub {
         Sub::List => {
             print(

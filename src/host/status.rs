@@ -223,7 +223,7 @@ pub fn gather(
 
 /// Runs `status`.
 pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (project, reactor) = g.select_reactor("status")?;
+    let (project, reactor) = g.select_reader("status")?;
     print(&gather(&project, &reactor)?, g.json)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -278,6 +278,20 @@ pub fn cache_key(
     })
 }
 
+/// `permission denied: cannot read <state-dir>/compile/manifest.json` when this process may not
+/// read the manifest (a permission problem is not a stale cache: recompiling would not help).
+pub fn manifest_permission_problem(state_dir: &std::path::Path) -> Option<String> {
+    let path = state_dir
+        .join(crate::format::layout::COMPILE_DIR)
+        .join(crate::format::layout::MANIFEST_FILE);
+    match std::fs::File::open(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Some(format!("permission denied: cannot read {}", path.display()))
+        }
+        _ => None,
+    }
+}
+
 /// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7): `Absent` without a
 /// manifest; otherwise the full check of [`crate::compile::cache::freshness`] (key triple,
 /// digests, keyless load) against [`cache_key`]. When the key cannot be computed the answer is
@@ -290,6 +304,9 @@ pub fn compile_freshness(
 ) -> Freshness {
     if *manifest == ManifestRead::Absent {
         return Freshness::Absent;
+    }
+    if let Some(problem) = manifest_permission_problem(state_dir) {
+        return Freshness::Unknown(problem);
     }
     let key = match cache_key(contracts_dir, settings) {
         Ok(k) => k,

@@ -425,7 +425,7 @@ fn gather(state_dir: &Path, file: &TopologyFile) -> TopologyReport {
 
 /// Runs `topology`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("topology")?;
+    let (_, reactor) = g.select_reader("topology")?;
     let state_dir = &reactor.state_dir;
     let Some(file) = statedir::read_topology(state_dir).in_state_dir(state_dir)? else {
         return Err(HostError::state(

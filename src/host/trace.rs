@@ -132,7 +132,7 @@ impl VerbReport for TraceReport {
 
 /// Runs `trace`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("trace")?;
+    let (_, reactor) = g.select_reader("trace")?;
     let state_dir = &reactor.state_dir;
     let trail = crate::host::logs::read_trail(state_dir)?;
     let nodes: Vec<String> = match &a.node {

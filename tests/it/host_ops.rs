@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::host_serve::{Serve, cmd, compile_entries, http, project, render_entries};
 use crate::support::fake_provider::FakeProvider;
+use crate::support::{bin, compat_dir};
 
 /// The members of a `trigger` / `drain` event, in order (HOST.md §9.7).
 const DRAIN_MEMBERS: [&str; 8] = [
@@ -268,4 +269,325 @@ fn serve_json_emits_trigger_and_drain_events() {
     assert!(st.success());
     assert_eq!(child.wait().unwrap().code(), Some(0));
     fake.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// CLI (issue 8 item 8)
+// ---------------------------------------------------------------------------------------------
+
+/// Exit code, stdout and stderr of the binary run in `cwd` (model keys and offline mode
+/// scrubbed from the environment).
+fn run_in(cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    run_cmd(
+        std::process::Command::new(bin())
+            .args(args)
+            .current_dir(cwd),
+    )
+}
+
+fn run_cmd(cmd: &mut std::process::Command) -> (i32, String, String) {
+    for v in [
+        "OPENROUTER_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "REACTOR_OFFLINE",
+        "REACTOR_STATE_DIR",
+    ] {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().expect("run reactor");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A copy of a compat state directory, or `None` (skipped loudly) without the corpus.
+fn compat_copy(name: &str, to: &std::path::Path) -> Option<()> {
+    let src = compat_dir()?.join(name);
+    let st = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Some(())
+}
+
+#[test]
+fn global_flags_before_devtools_and_help_devtools() {
+    let d = tempfile::tempdir().unwrap();
+    // --json before the verb shapes --describe as it does after it.
+    let after = run_in(
+        d.path(),
+        &[
+            "devtools",
+            "--example",
+            "masked-relay",
+            "--describe",
+            "--json",
+        ],
+    );
+    let before = run_in(
+        d.path(),
+        &[
+            "--json",
+            "devtools",
+            "--example",
+            "masked-relay",
+            "--describe",
+        ],
+    );
+    assert_eq!(after.0, 0, "{}", after.2);
+    assert_eq!(before, after);
+    let v: Value = serde_json::from_str(&before.1).unwrap();
+    assert_eq!(v["tool"], json!("reactor-devtools"));
+    // --project (and --state-dir) before the verb open the project's state directory.
+    let proj = d.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    if compat_copy("masked-relay", &proj.join("ledger")).is_none() {
+        return;
+    }
+    std::fs::write(proj.join("reactor.yml"), "state:\n  dir: ledger\n").unwrap();
+    let direct = run_in(d.path(), &["devtools", "proj/ledger", "--describe"]);
+    assert_eq!(direct.0, 0, "{}", direct.2);
+    let via_project = run_in(&proj, &["--project", ".", "devtools", "--describe"]);
+    let via_state_dir = run_in(
+        d.path(),
+        &[
+            "--project",
+            "proj",
+            "--state-dir",
+            "ledger",
+            "devtools",
+            "--describe",
+        ],
+    );
+    let abs = proj.join("ledger");
+    let normalize = |t: &str| t.replace(abs.to_str().unwrap(), "proj/ledger");
+    for got in [&via_project, &via_state_dir] {
+        assert_eq!(got.0, 0, "{}", got.2);
+        assert_eq!(normalize(&got.1), direct.1);
+    }
+    // A positional state dir wins over the project's.
+    let positional = run_in(
+        d.path(),
+        &["--project", "proj", "devtools", "proj/ledger", "--describe"],
+    );
+    assert_eq!(positional, direct);
+    // `reactor help devtools` is the viewer's usage; the overview starts with `Usage: reactor`.
+    let help = run_in(d.path(), &["help", "devtools"]);
+    let own = run_in(d.path(), &["devtools", "--help"]);
+    assert_eq!(help.0, 0);
+    assert_eq!(help.1, own.1);
+    assert!(help.1.contains("reactor-devtools <state-dir>"));
+    let overview = run_in(d.path(), &["--help"]);
+    assert_eq!(overview.0, 0);
+    assert!(
+        overview
+            .1
+            .starts_with("Usage: reactor [global flags] <verb> [verb flags] [arguments]\n"),
+        "{}",
+        overview.1
+    );
+    assert!(overview.1.contains("  devtools [<dir>]"));
+}
+
+#[test]
+fn offline_verbs_refuse_a_state_dir_that_is_none() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("typo");
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "not a ledger").unwrap();
+    let verbs: [&[&str]; 8] = [
+        &["status"],
+        &["topology"],
+        &["inspect", "x"],
+        &["logs"],
+        &["trace"],
+        &["receipts", "list"],
+        &["receipts", "verify"],
+        &["receipts", "cost"],
+    ];
+    for verb in verbs {
+        for (dir, expected) in [
+            (
+                &missing,
+                format!(
+                    "reactor: error: state dir {} does not exist\n",
+                    missing.display()
+                ),
+            ),
+            (
+                &empty,
+                format!(
+                    "reactor: error: {} is not a reactor state dir (no receipts.json, compile/ or world-models/ inside)\n",
+                    empty.display()
+                ),
+            ),
+        ] {
+            let mut args = verb.to_vec();
+            args.extend(["--state-dir", dir.to_str().unwrap()]);
+            let (code, stdout, stderr) = run_in(d.path(), &args);
+            assert_eq!(code, 1, "{args:?}: {stderr}");
+            assert!(stdout.is_empty(), "{args:?}: {stdout}");
+            assert!(stderr.starts_with(&expected), "{args:?}: {stderr}");
+            assert!(stderr.contains("\nhint: "), "{args:?}: {stderr}");
+            args.push("--json");
+            let (code, stdout, _) = run_in(d.path(), &args);
+            assert_eq!(code, 1);
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(v["ok"], json!(false));
+            assert!(
+                v["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(dir.to_str().unwrap())
+            );
+        }
+    }
+    assert!(!missing.exists(), "a reader created the state dir");
+    // A relative --state-dir resolves against the project directory, and a real one reads.
+    let proj = d.path().join("proj");
+    std::fs::create_dir(&proj).unwrap();
+    if compat_copy("masked-relay", &proj.join("ledger")).is_none() {
+        return;
+    }
+    let (code, stdout, stderr) = run_in(
+        d.path(),
+        &["--project", "proj", "--state-dir", "ledger", "logs"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("reactor logs\n\n  "), "{stdout}");
+}
+
+/// Runs the binary as an unprivileged user: directly when this process is not root, through
+/// `setpriv` (uid/gid 65534) when it is; `None` (skipped loudly) when neither works.
+fn unprivileged(args: &[&str], cwd: &std::path::Path) -> Option<(i32, String, String)> {
+    let uid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .unwrap_or_default();
+    if uid != "0" {
+        return Some(run_in(cwd, args));
+    }
+    let ok = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: running as root without setpriv; permission bits do not bind");
+        return None;
+    }
+    Some(run_cmd(
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin())
+            .args(args)
+            .current_dir(cwd),
+    ))
+}
+
+fn chmod(p: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn unreadable_parts_of_a_state_dir_are_permission_errors() {
+    let d = tempfile::tempdir().unwrap();
+    chmod(d.path(), 0o755);
+    let sd = d.path().join("sd");
+    // A bundled example ledger whose world-model store verifies.
+    let (code, _, stderr) = run_in(
+        d.path(),
+        &["devtools", "--example", "masked-relay", "--copy-to", "sd"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let s = sd.to_str().unwrap();
+    let (code, stdout, _) = run_in(d.path(), &["receipts", "verify", "--state-dir", s]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("  world-models   ok (39 versions)\n"),
+        "{stdout}"
+    );
+    // An unreadable world-models/ makes `receipts verify` fail, not "ok (0 versions)".
+    let wm = sd.join("world-models");
+    chmod(&wm, 0o000);
+    let Some((code, stdout, _)) = unprivileged(&["receipts", "verify", "--state-dir", s], d.path())
+    else {
+        chmod(&wm, 0o755);
+        return;
+    };
+    let json = unprivileged(
+        &["receipts", "verify", "--state-dir", s, "--json"],
+        d.path(),
+    );
+    chmod(&wm, 0o755);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("  world-models   BROKEN\n"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "    ! {} cannot be listed: Permission denied",
+            wm.display()
+        )),
+        "{stdout}"
+    );
+    let v: Value = serde_json::from_str(&json.unwrap().1).unwrap();
+    assert_eq!(v["ok"], json!(false));
+    assert_eq!(v["worldModels"]["ok"], json!(false));
+    // An unreadable state dir, ledger or compile cache is called a permission error.
+    chmod(&sd, 0o000);
+    let listed = unprivileged(&["logs", "--state-dir", s], d.path()).unwrap();
+    chmod(&sd, 0o755);
+    assert_eq!(listed.0, 1);
+    assert!(
+        listed
+            .2
+            .starts_with(&format!("reactor: error: permission denied: cannot list state dir {s}\nhint: check the owner and mode of {s} (reactor runs as uid ")),
+        "{}",
+        listed.2
+    );
+    let ledger = sd.join("receipts.json");
+    chmod(&ledger, 0o000);
+    let read = unprivileged(&["logs", "--state-dir", s], d.path()).unwrap();
+    chmod(&ledger, 0o644);
+    assert!(
+        read.2.starts_with(&format!(
+            "reactor: error: permission denied: cannot read {}\n",
+            ledger.display()
+        )),
+        "{}",
+        read.2
+    );
+    let compile = sd.join("compile");
+    chmod(&compile, 0o000);
+    let status = unprivileged(&["status", "--state-dir", s], d.path()).unwrap();
+    let topology = unprivileged(&["topology", "--state-dir", s], d.path()).unwrap();
+    chmod(&compile, 0o755);
+    assert_eq!(status.0, 0, "{}", status.2);
+    assert!(
+        status.1.contains(&format!(
+            "  compiled       yes (freshness unknown: permission denied: cannot read {}/manifest.json)\n",
+            compile.display()
+        )),
+        "{}",
+        status.1
+    );
+    assert!(
+        topology.2.starts_with(&format!(
+            "reactor: error: permission denied: cannot read {}/topology.json\n",
+            compile.display()
+        )),
+        "{}",
+        topology.2
+    );
 }

@@ -263,6 +263,17 @@ pub(super) fn ir_health(
             "not compiled — run `reactor compile`".into(),
         )
     };
+    if let Some(problem) = crate::host::status::manifest_permission_problem(&spec.state_dir) {
+        return IrHealth {
+            problem: Some(problem.clone()),
+            ..IrHealth::new(
+                "unknown",
+                Some(problem.clone()),
+                n,
+                format!("unknown ({problem})"),
+            )
+        };
+    }
     let settings = match settings {
         Ok(s) => s,
         Err(why) => {
