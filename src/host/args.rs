@@ -207,6 +207,9 @@ pub fn parse_offline_env(v: Option<&str>) -> Result<bool, HostError> {
     }
 }
 
+/// Verbs whose own `--version <v>` shadows the global `--version` when a value follows.
+const VERB_VERSION_FLAG: (&[&str], &str) = (&["inspect"], "version");
+
 /// The arguments after the verb, with the global flags taken out.
 #[derive(Debug)]
 pub struct ArgStream<'a> {
@@ -239,10 +242,32 @@ impl<'a> ArgStream<'a> {
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(lexopt_error(e, Some(self.verb))),
             };
+            if self.verb_flag_with_value(&arg, VERB_VERSION_FLAG) {
+                return Ok(Some(arg));
+            }
             if self.globals.accept(&arg, self.p, Some(self.verb))? {
                 continue;
             }
             return Ok(Some(arg));
+        }
+    }
+
+    /// True when `arg` is `--<flag>` of a verb that takes it with a value (`inspect --version
+    /// <v>`), and a value follows (`--flag=value`, or a next argument not starting with `-`).
+    /// Otherwise the flag stays global (`reactor inspect --version` prints the version).
+    fn verb_flag_with_value(&mut self, arg: &OwnedArg, (verbs, flag): (&[&str], &str)) -> bool {
+        let OwnedArg::Long(l) = arg else {
+            return false;
+        };
+        if l != flag || !verbs.contains(&self.verb) {
+            return false;
+        }
+        match self.p.try_raw_args() {
+            // An attached `=value` is pending.
+            None => true,
+            Some(raw) => raw
+                .peek()
+                .is_some_and(|next| !next.to_string_lossy().starts_with('-')),
         }
     }
 

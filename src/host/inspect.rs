@@ -1,5 +1,10 @@
-//! `reactor inspect <node> [--strict]` (HOST.md §8.8): one node in detail — its place in the
-//! compiled topology, its published world-model pointer, its receipts, cost and chain verdict.
+//! `reactor inspect <node> [--version <v>] [--strict]` (HOST.md §8.8): one node in detail — its
+//! place in the compiled topology, its published world-model pointer, its receipts, cost and
+//! chain verdict, and what a render produced: the node's world-model files at its published
+//! version, or at `--version <v>` (a version address, or an `@atomic` fingerprint from one of its
+//! receipts; looked up as FORMATS.md §14.9 says). `truth.json` and `index.md` are shown in full
+//! (JSON pretty-printed, at most [`SHOWN_LINES`] lines each in the text form), every other file
+//! by name and size.
 //!
 //! A node outside the topology but present in the ledger (a phantom ingress producer, a removed
 //! node) shows `known          no (not in the compiled topology)`; a node in neither is
@@ -24,14 +29,21 @@ use crate::replay::statedir::{self, VersionFile};
 pub const HELP: &str = "reactor inspect — one node in detail
 
 Usage:
-  reactor inspect <node> [--strict] [global flags]
+  reactor inspect <node> [--version <v>] [--strict] [global flags]
 
 Flags:
-  --strict   Exit 1 when the node's receipt chain is broken
+  --version <v>   Show the world-model files at this version: a sha256:… version, or an
+                  @atomic fingerprint from one of the node's receipts (default: the
+                  published version)
+  --strict        Exit 1 when the node's receipt chain is broken
 
 Shows the node's wake source, contract fingerprint, facets, subscriptions, published
-fingerprints and version, receipts, cost, last status and chain verdict.
+fingerprints and version, receipts, cost, last status and chain verdict, then the
+world-model files: truth.json and index.md in full, other files by name and size.
 ";
+
+/// Lines of `truth.json` / `index.md` shown in the text form (the JSON form has them whole).
+pub const SHOWN_LINES: usize = 40;
 
 /// Parsed arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,17 +52,30 @@ pub struct Args {
     pub node: String,
     /// `--strict`.
     pub strict: bool,
+    /// `--version`: the world-model version to show.
+    pub version: Option<String>,
 }
 
 /// Parses `inspect` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut node: Option<String> = None;
     let mut strict = false;
+    let mut version = None;
     while let Some(arg) = s.next_arg()? {
         match &arg {
             OwnedArg::Long(l) if l == "strict" => {
                 s.no_value("--strict")?;
                 strict = true;
+            }
+            OwnedArg::Long(l) if l == "version" => {
+                let v = s.value("--version")?;
+                if v.trim().is_empty() {
+                    return Err(HostError::usage(
+                        "--version needs a non-empty value",
+                        Some("inspect"),
+                    ));
+                }
+                version = Some(v);
             }
             OwnedArg::Value(v) if node.is_none() => {
                 node = Some(s.positional(v.clone(), "<node>")?);
@@ -59,7 +84,11 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
         }
     }
     match node {
-        Some(node) => Ok(Args { node, strict }),
+        Some(node) => Ok(Args {
+            node,
+            strict,
+            version,
+        }),
         None => Err(s.missing("<node>")),
     }
 }
@@ -132,6 +161,10 @@ pub struct InspectReport {
     pub cost: CostRollup,
     /// Its chain verdict.
     pub chain: ChainReport,
+    /// Its world-model files at the published or requested version (`null` for a cold node
+    /// without `--version`, or a published version whose file cannot be read).
+    #[serde(rename = "worldModel")]
+    pub world_model: Option<WorldModelFiles>,
     /// The `version` line's detail: `(<n> files)`, `(version file missing)` or
     /// `(unreadable: <error>)`.
     #[serde(skip)]
@@ -195,6 +228,10 @@ impl VerbReport for InspectReport {
                 r.line(4, format!("! {e}"));
             }
         }
+        if let Some(wm) = &self.world_model {
+            r.blank();
+            wm.write(&mut r);
+        }
         r.finish()
     }
 }
@@ -236,8 +273,15 @@ fn topology_part(
     )
 }
 
-/// Gathers the `inspect` report of `node` (HOST.md §8.8).
-pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, HostError> {
+/// Gathers the `inspect` report of `node` (HOST.md §8.8), with its world-model files at
+/// `version` (default: the published version).
+///
+/// Errors: an unknown node; a `version` the node's store does not hold (input, exit 1).
+pub fn gather(
+    state_dir: &std::path::Path,
+    node: &str,
+    version: Option<&str>,
+) -> Result<InspectReport, HostError> {
     let trail = crate::host::logs::read_trail(state_dir)?;
     let topo = statedir::read_topology(state_dir).in_state_dir(state_dir)?;
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
@@ -262,6 +306,14 @@ pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, 
                 VersionFile::Invalid(e) => format!("(unreadable: {e})"),
             },
         );
+    let world_model = match (version, &published) {
+        (Some(v), _) => Some(
+            WorldModelFiles::read(state_dir, node, v, published.as_ref())
+                .ok_or_else(|| no_such_version(node, v))?,
+        ),
+        (None, Some(p)) => WorldModelFiles::read(state_dir, node, &p.version, Some(p)),
+        (None, None) => None,
+    };
     let last = trail.entries_of(node).last();
     Ok(InspectReport {
         node: node.to_string(),
@@ -278,15 +330,145 @@ pub fn gather(state_dir: &std::path::Path, node: &str) -> Result<InspectReport, 
         receipts: trail.count_of(node),
         cost: CostRollup::of_trail(&trail, Some(node)),
         chain: ChainReport::from(&trail.verify_chain(node)),
+        world_model,
         version_detail,
         last: last.map(|e| (e.status.clone(), e.reason.clone())),
     })
 }
 
+/// `node '<node>' has no world-model version '<v>'` (exit 1).
+fn no_such_version(node: &str, v: &str) -> HostError {
+    HostError::input(format!(
+        "node '{node}' has no world-model version '{}'",
+        crate::host::yaml::clip(v, 120)
+    ))
+    .with_hint(format!(
+        "give a sha256:… version or the @atomic fingerprint of one of its receipts (receipts.json; `reactor inspect {node} --json` shows the last), or leave --version out for the published one"
+    ))
+}
+
+/// One world-model file: JSON `{"path", "bytes", "text"?}`; `text` (the whole file) for
+/// `truth.json` and `index.md` when they are UTF-8.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorldModelFile {
+    /// The normalized path inside the world-model.
+    pub path: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Its text (`truth.json` and `index.md` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// A node's world-model at one version: JSON `{"version", "published", "files": [...]}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WorldModelFiles {
+    /// The artifact version the files come from.
+    pub version: String,
+    /// It is the node's current published version.
+    pub published: bool,
+    /// The files, in artifact (path) order.
+    pub files: Vec<WorldModelFile>,
+}
+
+/// The files whose contents `inspect` shows.
+const SHOWN_FILES: [&str; 2] = ["truth.json", "index.md"];
+
+impl WorldModelFiles {
+    /// Reads `node` at `requested` (FORMATS.md §14.9); `None` when the store does not hold it.
+    fn read(
+        state_dir: &std::path::Path,
+        node: &str,
+        requested: &str,
+        published: Option<&crate::store::worldmodel::Published>,
+    ) -> Option<WorldModelFiles> {
+        let store = crate::replay::worldmodel::open_world_models(state_dir)?;
+        let (version, tree) = store.read_version(node, requested)?;
+        Some(WorldModelFiles {
+            published: published.is_some_and(|p| p.version == version),
+            version,
+            files: tree
+                .into_iter()
+                .map(|(path, content)| WorldModelFile {
+                    text: SHOWN_FILES
+                        .contains(&path.as_str())
+                        .then(|| String::from_utf8(content.clone()).ok())
+                        .flatten(),
+                    bytes: content.len(),
+                    path,
+                })
+                .collect(),
+        })
+    }
+
+    /// The text block: a `world-model` line, then per file `    <path> <n> bytes` and, for
+    /// `truth.json` and `index.md`, the contents indented six spaces.
+    fn write(&self, r: &mut Report) {
+        let which = if self.published {
+            "published"
+        } else {
+            "not the published version"
+        };
+        let n = self.files.len();
+        let plural = if n == 1 { "" } else { "s" };
+        r.field(
+            "world-model",
+            format!("{} ({which}, {n} file{plural})", short_token(&self.version)),
+        );
+        if self.files.is_empty() {
+            r.line(4, "(no files)");
+        }
+        for f in &self.files {
+            r.sub_field(&f.path, format!("{} bytes", f.bytes));
+            if SHOWN_FILES.contains(&f.path.as_str()) {
+                match &f.text {
+                    Some(t) => shown_lines(r, t, f.path.ends_with(".json")),
+                    None => {
+                        r.line(6, "(not UTF-8 text)");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes `text` indented six spaces: JSON pretty-printed, control characters replaced by
+/// spaces (model-written text must not drive the terminal), at most [`SHOWN_LINES`] lines.
+fn shown_lines(r: &mut Report, text: &str, json: bool) {
+    let pretty = json
+        .then(|| crate::format::json::parse_str(text).ok())
+        .flatten()
+        .map(|v| String::from_utf8_lossy(&crate::format::json::to_js_pretty(&v)).into_owned());
+    let body = pretty.as_deref().unwrap_or(text);
+    let lines: Vec<&str> = body.trim_end().lines().collect();
+    if lines.is_empty() {
+        r.line(6, "(empty)");
+    }
+    for l in lines.iter().take(SHOWN_LINES) {
+        let clean: String = l
+            .chars()
+            .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+            .collect();
+        match clean.trim_end() {
+            "" => r.line(0, ""),
+            shown => r.line(6, shown),
+        };
+    }
+    if lines.len() > SHOWN_LINES {
+        r.line(
+            6,
+            format!(
+                "… {} more lines (`--json` has the whole file)",
+                lines.len() - SHOWN_LINES
+            ),
+        );
+    }
+}
+
 /// Runs `inspect`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reader("inspect")?;
-    let report = gather(&reactor.state_dir, &a.node)?;
+    let report = gather(&reactor.state_dir, &a.node, a.version.as_deref())?;
     print(&report, g.json)?;
     Ok(ExitCode::from(u8::from(a.strict && !report.chain.ok)))
 }

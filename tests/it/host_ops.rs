@@ -591,3 +591,197 @@ fn unreadable_parts_of_a_state_dir_are_permission_errors() {
         topology.2
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// What a render produced (issue 8 item 9)
+// ---------------------------------------------------------------------------------------------
+
+/// The files of `node`'s artifact `version` in the state dir, decoded with the library's OPWM1
+/// reader: `(path, bytes)` in artifact order.
+fn artifact_files(sd: &std::path::Path, node: &str, version: &str) -> Vec<(String, Vec<u8>)> {
+    let hex = version.strip_prefix("sha256:").unwrap();
+    let path = sd
+        .join("world-models")
+        .join(reactor::format::layout::node_segment(node))
+        .join("versions")
+        .join(format!("sha256_{hex}.bin"));
+    reactor::format::opwm::decode(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn inspect_shows_the_world_model_files_at_a_version() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = run_in(
+        d.path(),
+        &["devtools", "--example", "masked-relay", "--copy-to", "sd"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let sd = d.path().join("sd");
+    let s = sd.to_str().unwrap();
+    let node = "responsibility.viewport-masker";
+    let published: Value = serde_json::from_slice(
+        &std::fs::read(
+            sd.join("world-models")
+                .join(reactor::format::layout::node_segment(node))
+                .join("published.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let current = published["version"].as_str().unwrap().to_string();
+    // Default: the published version, in JSON every file with its size and truth.json whole.
+    let (code, stdout, stderr) = run_in(d.path(), &["inspect", node, "--state-dir", s, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys.last().map(|k| k.as_str()), Some("worldModel"));
+    let wm = &v["worldModel"];
+    assert_eq!(wm["version"], json!(current));
+    assert_eq!(wm["published"], json!(true));
+    let files = artifact_files(&sd, node, &current);
+    assert_eq!(wm["files"].as_array().unwrap().len(), files.len());
+    for (f, (path, bytes)) in wm["files"].as_array().unwrap().iter().zip(&files) {
+        assert_eq!(f["path"], json!(path));
+        assert_eq!(f["bytes"], json!(bytes.len()));
+        if path == "truth.json" {
+            assert_eq!(f["text"], json!(String::from_utf8(bytes.clone()).unwrap()));
+        }
+    }
+    // Text: the block after the chain line, truth.json pretty-printed.
+    let (code, text, _) = run_in(d.path(), &["inspect", node, "--state-dir", s]);
+    assert_eq!(code, 0);
+    let truth = &files.iter().find(|(p, _)| p == "truth.json").unwrap().1;
+    assert!(
+        text.contains(&format!(
+            "\n\n  world-model    {}… (published, 1 file)\n    truth.json   {} bytes\n      {{\n        \"view_e1\": {{\n",
+            &current[..15],
+            truth.len()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(" more lines (`--json` has the whole file)\n"),
+        "{text}"
+    );
+
+    // --version with the @atomic fingerprint of the node's first render: an older version.
+    let ledger: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(sd.join("receipts.json")).unwrap()).unwrap();
+    let first = ledger
+        .iter()
+        .find(|r| r["node"] == json!(node) && r["status"] == json!("rendered"))
+        .unwrap();
+    let token = first["fingerprints"]["@atomic"].as_str().unwrap();
+    let (code, stdout, stderr) = run_in(
+        d.path(),
+        &[
+            "inspect",
+            node,
+            "--version",
+            token,
+            "--state-dir",
+            s,
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let wm = serde_json::from_str::<Value>(&stdout).unwrap()["worldModel"].clone();
+    assert_eq!(wm["published"], json!(false));
+    let older = wm["version"].as_str().unwrap();
+    assert_ne!(older, current);
+    let old_files = artifact_files(&sd, node, older);
+    assert_eq!(
+        wm["files"][0]["text"],
+        json!(String::from_utf8(old_files[0].1.clone()).unwrap())
+    );
+
+    // A version holding index.md and other files (written with the library's OPWM1 encoder).
+    let artifact = reactor::format::opwm::encode(vec![
+        (
+            "truth.json".into(),
+            br#"{"view_e1":{"lenses":[]},"view_e2":{"lenses":[]}}"#.to_vec(),
+        ),
+        (
+            "index.md".into(),
+            b"# Viewports\n\nNothing masked yet.\n".to_vec(),
+        ),
+        ("raw/capture.bin".into(), vec![0u8, 159, 146, 150, 255]),
+    ])
+    .unwrap();
+    let version = reactor::format::opwm::version(&artifact);
+    let versions = sd
+        .join("world-models")
+        .join(reactor::format::layout::node_segment(node))
+        .join("versions");
+    std::fs::write(
+        versions.join(format!(
+            "sha256_{}.bin",
+            version.strip_prefix("sha256:").unwrap()
+        )),
+        &artifact,
+    )
+    .unwrap();
+    let (code, text, stderr) = run_in(
+        d.path(),
+        &["inspect", node, "--version", &version, "--state-dir", s],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let block = &text[text.find("  world-model").unwrap()..];
+    assert_eq!(
+        block,
+        format!(
+            "  world-model    {}… (not the published version, 3 files)\n    index.md     33 bytes\n      # Viewports\n\n      Nothing masked yet.\n    raw/capture.bin 5 bytes\n    truth.json   49 bytes\n      {{\n        \"view_e1\": {{\n          \"lenses\": []\n        }},\n        \"view_e2\": {{\n          \"lenses\": []\n        }}\n      }}\n",
+            &version[..15]
+        )
+    );
+    let (_, stdout, _) = run_in(
+        d.path(),
+        &[
+            "inspect",
+            node,
+            "--version",
+            &version,
+            "--state-dir",
+            s,
+            "--json",
+        ],
+    );
+    let wm = serde_json::from_str::<Value>(&stdout).unwrap()["worldModel"].clone();
+    assert_eq!(
+        wm["files"],
+        json!([
+            {"path": "index.md", "bytes": 33, "text": "# Viewports\n\nNothing masked yet.\n"},
+            {"path": "raw/capture.bin", "bytes": 5},
+            {"path": "truth.json", "bytes": 49, "text": "{\"view_e1\":{\"lenses\":[]},\"view_e2\":{\"lenses\":[]}}"}
+        ])
+    );
+
+    // Unknown versions are errors; `inspect --version` alone still prints the version.
+    let (code, _, stderr) = run_in(
+        d.path(),
+        &["inspect", node, "--version", "sha256:00", "--state-dir", s],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with(&format!(
+            "reactor: error: node '{node}' has no world-model version 'sha256:00'\nhint: "
+        )),
+        "{stderr}"
+    );
+    let (code, stdout, _) = run_in(d.path(), &["inspect", "--version"]);
+    assert_eq!((code, stdout.as_str()), (0, "reactor 0.2.0\n"));
+    // A cold node (no published.json) has no world-model block; JSON says null.
+    std::fs::remove_file(
+        sd.join("world-models")
+            .join(reactor::format::layout::node_segment(node))
+            .join("published.json"),
+    )
+    .unwrap();
+    let (_, stdout, _) = run_in(d.path(), &["inspect", node, "--state-dir", s, "--json"]);
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["publishedVersion"], Value::Null);
+    assert_eq!(v["worldModel"], Value::Null);
+    let (_, text, _) = run_in(d.path(), &["inspect", node, "--state-dir", s]);
+    assert!(text.contains("  published:\n    (none — cold)\n"), "{text}");
+    assert!(!text.contains("world-model"), "{text}");
+}
