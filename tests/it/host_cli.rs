@@ -845,12 +845,13 @@ fn offline_verbs_over_a_project_ledger() {
     assert_eq!(
         o.stdout,
         format!(
-            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n",
+            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n\n  world-model    {}… (published, 1 file)\n    truth.json   19 bytes\n      {{\n        \"digest\": \"1 item\"\n      }}\n",
             ContractSet::load(&f.project)
                 .unwrap()
                 .get("digest")
                 .unwrap()
                 .fingerprint(),
+            &dv[..15],
             &dv[..15]
         )
     );
