@@ -11,9 +11,10 @@ use std::time::Duration;
 
 /// The default receive and send timeout of every accepted connection: 30 seconds.
 ///
-/// A connection whose next read (request head, request body, or the idle wait between
-/// keep-alive requests) or next write (a response, an event-stream chunk to a client that stopped
-/// reading) makes no progress for this long is closed. Event streams write a heartbeat every
+/// A request head (with the idle wait before it on a keep-alive connection) must be complete
+/// within this long; a connection whose next body read or next write (a response, an
+/// event-stream chunk to a client that stopped reading) makes no progress for this long is
+/// closed. Event streams write a heartbeat every
 /// 15 s, so a healthy stream never waits on a full socket buffer for 30 s.
 pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -74,9 +74,10 @@ pub struct ServerConfig {
     /// `cache-control` added to every response that does not set its own; `None` adds none.
     /// Default `Some("no-cache")` (VIEWER.md §6.1). Event streams always send `no-cache`.
     pub cache_control: Option<String>,
-    /// The receive and send timeout of every connection (`SO_RCVTIMEO`/`SO_SNDTIMEO` on the
-    /// listening socket): a read or write making no progress for this long closes the
-    /// connection. Default [`super::DEFAULT_IO_TIMEOUT`] (30 s), or the milliseconds in
+    /// The receive and send timeout of every connection (`SO_RCVTIMEO`/`SO_SNDTIMEO`, set on
+    /// each accepted socket): a request head must be complete within this long of the moment
+    /// the server starts waiting for it (an idle keep-alive connection is closed then), and a
+    /// body read or a write making no progress for this long ends the connection. Default [`super::DEFAULT_IO_TIMEOUT`] (30 s), or the milliseconds in
     /// `REACTOR_HTTP_IO_TIMEOUT_MS` when set (for tests). Values below 100 ms are treated as
     /// 100 ms.
     pub io_timeout: Duration,
