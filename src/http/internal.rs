@@ -5,8 +5,9 @@
 //! without passing the gate. The socket is bound under one name and renamed to the name the gate
 //! connects to: tiny_http 0.12 removes the file at its bound name when a server instance is
 //! dropped, and a restarted instance shares the same socket, so the file must outlive every
-//! instance. The directory and socket are removed when the [`Internal`] is dropped (a process
-//! killed by a signal leaves them behind in the temp directory; they hold no data).
+//! instance. The directory and socket are removed when the server shuts down; those a killed
+//! process leaves behind (they hold no data) are removed by the next server started with the same
+//! temp directory, once their socket refuses connections.
 //!
 //! Elsewhere it is a loopback TCP listener on an ephemeral port.
 
@@ -39,6 +40,7 @@ impl Internal {
         let mut last_error = None;
         // A long temp-dir path may not fit a socket address (108 bytes): fall back to /tmp.
         for base in [std::env::temp_dir(), std::path::PathBuf::from("/tmp")] {
+            sweep_stale(&base);
             for _ in 0..64 {
                 let n = NEXT.fetch_add(1, Ordering::Relaxed);
                 let dir = base.join(format!("reactor-http-{}-{n}", std::process::id()));
@@ -118,6 +120,47 @@ impl Internal {
     }
 }
 
+/// Removes the private directories in `base` that processes killed before they could clean up
+/// left behind (once per directory and process): a directory named like ours whose socket
+/// refuses connections (nobody listens on it any more). Only our two socket names and the then
+/// empty directory are removed; anything else, or another user's directory, stays.
+#[cfg(unix)]
+fn sweep_stale(base: &std::path::Path) {
+    static SWEPT: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+        if swept.iter().any(|b| b == base) {
+            return;
+        }
+        swept.push(base.to_path_buf());
+    }
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let ours = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("reactor-http-"))
+            .and_then(|rest| rest.split_once('-'))
+            .is_some_and(|(pid, n)| pid.parse::<u32>().is_ok() && n.parse::<u64>().is_ok());
+        if !ours {
+            continue;
+        }
+        let dir = entry.path();
+        let socket = dir.join("s");
+        let refused = matches!(
+            Stream::connect(&socket),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused
+        );
+        if refused {
+            let _ = std::fs::remove_file(&socket);
+            let _ = std::fs::remove_file(dir.join("b"));
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+}
+
 impl Drop for Internal {
     fn drop(&mut self) {
         #[cfg(unix)]
@@ -163,6 +206,16 @@ mod tests {
         drop(internal);
         #[cfg(unix)]
         {
+            // A directory left by a killed process (its socket refuses connections) is swept.
+            let base = tempfile::tempdir().unwrap();
+            let stale = base.path().join("reactor-http-4000000-7");
+            std::fs::create_dir(&stale).unwrap();
+            drop(Listener::bind(stale.join("s")).unwrap());
+            let foreign = base.path().join("reactor-http-notes");
+            std::fs::create_dir(&foreign).unwrap();
+            sweep_stale(base.path());
+            assert!(!stale.exists());
+            assert!(foreign.exists());
             let other = Internal::bind().unwrap();
             let dir = other.dir.clone();
             assert!(dir.exists());
