@@ -105,6 +105,9 @@ pub(crate) struct Conn {
     closing: AtomicBool,
     cut: AtomicU64,
     output: Mutex<Output>,
+    /// Dropped when the connection is aborted (see [`Conn::gone`]).
+    lost: Mutex<Option<crossbeam_channel::Sender<()>>>,
+    lost_rx: Receiver<()>,
 }
 
 #[derive(Default)]
@@ -145,11 +148,18 @@ impl Conn {
         }
     }
 
+    /// A receiver that disconnects when the connection is lost (a write to the client failed or
+    /// timed out): an event stream then ends at once instead of at its next write.
+    pub(crate) fn gone(&self) -> Receiver<()> {
+        self.lost_rx.clone()
+    }
+
     fn abort(&self) {
         if let Some(s) = self.internal.get() {
             let _ = s.shutdown(Shutdown::Both);
         }
         let _ = self.public.shutdown(Shutdown::Both);
+        drop(self.lost.lock().unwrap_or_else(|p| p.into_inner()).take());
     }
 
     /// Ends the client's output now (no tiny_http output on this connection).
@@ -460,6 +470,7 @@ impl Gate {
         let _ = stream.set_nodelay(true);
         let _ = stream.set_read_timeout(Some(self.io_timeout));
         let _ = stream.set_write_timeout(Some(self.io_timeout));
+        let (lost, lost_rx) = crossbeam_channel::bounded(0);
         let conn = Arc::new(Conn {
             id: self.next_id.fetch_add(1, Ordering::Relaxed) + 1,
             public: stream,
@@ -468,6 +479,8 @@ impl Gate {
             closing: AtomicBool::new(false),
             cut: AtomicU64::new(0),
             output: Mutex::new(Output::default()),
+            lost: Mutex::new(Some(lost)),
+            lost_rx,
         });
         let gate = Arc::clone(self);
         // On spawn failure the closure is dropped and the connection closes unanswered.

@@ -107,8 +107,18 @@ pub(super) fn send(shared: &Arc<Shared>, mut request: Request, response: Respons
                 }
                 Vec::new()
             } else {
+                let gone = request
+                    .conn()
+                    .map_or_else(crossbeam_channel::never, |c| c.gone());
                 if let Some(rq) = take_tiny(&mut request) {
-                    start_stream(shared, rq, version, status, headers, subscription, initial);
+                    let stream = Stream {
+                        version,
+                        status,
+                        subscription,
+                        initial,
+                        gone,
+                    };
+                    start_stream(shared, rq, headers, stream);
                 }
                 return;
             }
@@ -257,15 +267,29 @@ fn sse_headers() -> [(&'static str, &'static str); 4] {
     ]
 }
 
+/// An event stream about to start: its status line parts, hub registration, first events, and
+/// the signal that its connection was lost.
+struct Stream {
+    version: (u8, u8),
+    status: u16,
+    subscription: SseSubscription,
+    initial: Vec<u8>,
+    gone: crossbeam_channel::Receiver<()>,
+}
+
 fn start_stream(
     shared: &Arc<Shared>,
     rq: tiny_http::Request,
-    version: (u8, u8),
-    status: u16,
     mut headers: Vec<(String, String)>,
-    subscription: SseSubscription,
-    initial: Vec<u8>,
+    stream: Stream,
 ) {
+    let Stream {
+        version,
+        status,
+        subscription,
+        initial,
+        gone,
+    } = stream;
     for (n, v) in sse_headers() {
         force(&mut headers, n, v);
     }
@@ -300,7 +324,7 @@ fn start_stream(
                 head.as_bytes(),
                 &initial,
                 subscription,
-                &stop,
+                (&stop, &gone),
                 chunked,
             );
         });
