@@ -164,6 +164,19 @@ impl Proc {
         }
     }
 
+    /// Waits (up to `within`) until the descriptor count is at most `base`; panics otherwise.
+    fn descriptors_settle_to(&self, base: usize, within: Duration, what: &str) {
+        let t0 = Instant::now();
+        while self.counts().1 > base {
+            assert!(
+                t0.elapsed() < within,
+                "{what}: {} descriptors, baseline {base}",
+                self.counts().1
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     fn get_status(&self, path: &str) -> Option<u16> {
         let resp = exchange(
             self.addr,
@@ -360,6 +373,9 @@ fn event_stream_clients_that_leave_are_released() {
         drop(clients);
         // A stream notices its client left at the next heartbeat (15 s).
         viewer.settles_to(base, 16, Duration::from_secs(40), "after 64 event streams");
+        // Every stream holds descriptors: none is left once their count is back at the
+        // baseline (the next round needs all 64 places of the hub).
+        viewer.descriptors_settle_to(base.1, Duration::from_secs(20), "streams released");
     }
     assert_eq!(viewer.get_status("/api/state"), Some(200));
 }
