@@ -14,14 +14,14 @@ use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version
 use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
-use crate::host::error::{ErrorKind, HostError};
+use crate::host::error::{ErrorKind, HostError, StateDirContext};
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::replay::with_recording_from_env;
 use crate::model::{
     ApiKey, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
 };
 use crate::store::ledger::{OpenNote, SyncPolicy};
-use crate::store::lock::{LockError, StateLock};
+use crate::store::lock::StateLock;
 
 /// The resolved model side of a project.
 #[derive(Clone, Debug)]
@@ -39,8 +39,7 @@ pub struct ModelPlan {
 impl ModelPlan {
     /// Resolves the provider table and the system prompt. Errors: configuration (exit 1).
     pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
-        let config = ProviderConfig::resolve(&project.provider_settings())
-            .map_err(|e| HostError::config(e.to_string()))?;
+        let config = ProviderConfig::resolve(&project.provider_settings())?;
         let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
         Ok(ModelPlan {
             config,
@@ -52,11 +51,7 @@ impl ModelPlan {
 
     /// The compile settings (HOST.md §6.3 key: contract set, `reactor-rs/<v>[+skill…]`, model).
     pub fn compile_settings(&self) -> Result<CompileSettings, HostError> {
-        let model = self
-            .config
-            .require_compile_model()
-            .map_err(|e| HostError::config(e.to_string()))?
-            .to_string();
+        let model = self.config.require_compile_model()?.to_string();
         let replaced = match self.prompt.source {
             PromptSource::File(_) => Some(self.prompt.text.as_str()),
             PromptSource::Embedded => None,
@@ -77,15 +72,10 @@ impl ModelPlan {
         if self.offline {
             return Ok(None);
         }
-        crate::model::keys::require_key(&self.config, &project.dir)
-            .map(Some)
-            .map_err(|e| {
-                let mut err = HostError::config(e.to_string());
-                for h in e.hints() {
-                    err = err.with_hint(h);
-                }
-                err
-            })
+        Ok(Some(crate::model::keys::require_key(
+            &self.config,
+            &project.dir,
+        )?))
     }
 
     /// The model client: the offline client, or the provider client (wrapped by the recording
@@ -114,7 +104,7 @@ pub const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
 /// Errors (configuration, exit 1): a value that is not a whole number of milliseconds, or a
 /// timeout of 0.
 pub fn http_settings() -> Result<HttpSettings, HostError> {
-    let mut settings = HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
+    let mut settings = HttpSettings::from_env()?;
     if let Some(raw) = std::env::var(HTTP_TIMEOUT_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
@@ -137,8 +127,7 @@ pub fn http_settings() -> Result<HttpSettings, HostError> {
 
 /// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
 pub fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
-    let set = ContractSet::load(&spec.contracts_dir)
-        .map_err(|e| HostError::config(format!("contracts invalid: {e}")))?;
+    let set = ContractSet::load(&spec.contracts_dir)?;
     if set.is_empty() {
         return Err(HostError::config(format!(
             "no .prose.md contracts found under {}",
@@ -157,12 +146,7 @@ pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
             state_dir.display()
         ))
     })?;
-    StateLock::acquire(state_dir).map_err(|e| match e {
-        LockError::Held { .. } => HostError::state(e.to_string()).with_hint(
-            "stop that process first, or use `reactor trigger` to reach a running daemon",
-        ),
-        LockError::Io { .. } => HostError::state(e.to_string()),
-    })
+    Ok(StateLock::acquire(state_dir)?)
 }
 
 /// The writer's check of an existing ledger before it writes anything into the state
@@ -173,7 +157,7 @@ pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
 /// Errors (state, exit 1): `<state-dir>: receipts.json[<i>] fails verification: <problems>`
 /// (or the reader's message) with the hint `restore the file from a backup or move it aside`.
 pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
-    crate::store::ledger::check_for_write(state_dir).map_err(|e| HostError::ledger(state_dir, &e))
+    crate::store::ledger::check_for_write(state_dir).in_state_dir(state_dir)
 }
 
 /// How the IR of a reactor was obtained.
@@ -235,9 +219,7 @@ pub fn ensure_compiled(
                         api_key.map(|k| vec![k.expose_secret()]).unwrap_or_default();
                     compile_failure_redacted(failure_prefix, &e, &secrets)
                 })?;
-            compiled
-                .write_cache(&spec.state_dir, jiff::Timestamp::now())
-                .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+            compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
             let loaded = load_ir(&spec.state_dir).map_err(|r| {
                 HostError::internal(format!("the compile cache just written does not load: {r}"))
             })?;
@@ -326,8 +308,7 @@ pub fn open_reactor(
     sync: SyncPolicy,
 ) -> Result<(Reactor, Vec<OpenNote>), HostError> {
     let ir = loaded.ir.to_ir();
-    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)
-        .map_err(|e| HostError::state(format!("{e}; run `reactor compile --force`")))?;
+    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)?;
     let secrets: Vec<String> = key
         .map(|k| vec![k.expose_secret().to_string()])
         .unwrap_or_default();
@@ -337,10 +318,7 @@ pub fn open_reactor(
             .clone()
             .unwrap_or_else(|| "none".into())
     } else {
-        plan.config
-            .require_render_model()
-            .map_err(|e| HostError::config(e.to_string()))?
-            .to_string()
+        plan.config.require_render_model()?.to_string()
     };
     let mut settings = RenderSettings::new(plan.config.provider.clone(), render_model);
     settings.temperature = plan.config.temperature;
@@ -368,10 +346,7 @@ pub fn open_reactor(
             ..ReactorOptions::default()
         },
     )
-    .map_err(|e| match e {
-        crate::core::CoreError::Ledger(le) => HostError::ledger(&spec.state_dir, &le),
-        other => HostError::state(other.to_string()),
-    })?;
+    .in_state_dir(&spec.state_dir)?;
     for g in &spec.gateways {
         reactor.rebuild_cursor(&g.node, &g.source_id);
     }

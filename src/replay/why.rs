@@ -435,11 +435,6 @@ pub fn last_render(raw: &[Value], whys: &[Option<Why>], node: &str) -> Option<(u
     })
 }
 
-/// A cause as a `serde_json` value (`null` for none), for the host's JSON reports.
-pub fn to_serde(w: Option<&Why>) -> serde_json::Value {
-    serde_json::from_slice(&crate::format::json::to_js_compact(&w)).unwrap_or_default()
-}
-
 #[cfg(test)]
 #[path = "why_tests.rs"]
 mod tests;
