@@ -187,17 +187,20 @@ pub enum CompileOutcome {
 
 /// A compile failure as the writer verbs report it: the message with secret shapes and the
 /// exact `secrets` (the provider key) redacted — a repair-exhausted error list quotes
-/// model-supplied values (HOST.md §5.8) — and a hint giving the tokens already spent.
+/// model-supplied values (HOST.md §5.8) — and, when any token was spent, a hint giving them.
 pub fn compile_failure_redacted(prefix: &str, e: &CompileError, secrets: &[&str]) -> HostError {
     let spent = e.spent();
-    HostError::new(
+    let err = HostError::new(
         ErrorKind::Model,
         format!(
             "{prefix}: {}",
             crate::format::sanitize::redact(&e.to_string(), secrets)
         ),
-    )
-    .with_hint(format!(
+    );
+    if spent.fresh == 0 && spent.reused == 0 {
+        return err;
+    }
+    err.with_hint(format!(
         "tokens already spent: fresh={} reused={}",
         spent.fresh, spent.reused
     ))

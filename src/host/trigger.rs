@@ -209,12 +209,15 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let data_line =
         data.as_ref().map(
             |_| match (outcome_wake.data_delivered, outcome_wake.not_delivered) {
-                (Some(true), _) => format!(
-                    "delivered: staged as arrival {} ({}::ingress now holds {} items)",
-                    outcome_wake.arrival_id.clone().unwrap_or_default(),
-                    a.node,
-                    outcome_wake.inbox_len.unwrap_or(0)
-                ),
+                (Some(true), _) => {
+                    let n = outcome_wake.inbox_len.unwrap_or(0);
+                    format!(
+                        "delivered: staged as arrival {} ({}::ingress now holds {n} item{})",
+                        outcome_wake.arrival_id.clone().unwrap_or_default(),
+                        a.node,
+                        if n == 1 { "" } else { "s" }
+                    )
+                }
                 (_, Some(NotDelivered::Duplicate)) => format!(
                     "not delivered: duplicate arrival {} (already staged)",
                     outcome_wake.arrival_id.clone().unwrap_or_default()
