@@ -14,11 +14,12 @@ use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version
 use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
+use crate::host::config::ModelSection;
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::replay::with_recording_from_env;
 use crate::model::{
-    ApiKey, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
+    ApiKey, ConfigError, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
 };
 use crate::store::ledger::{OpenNote, SyncPolicy};
 use crate::store::lock::{LockError, StateLock};
@@ -34,10 +35,16 @@ pub struct ModelPlan {
     pub max_turns: u32,
     /// Offline mode (`--offline` / `REACTOR_OFFLINE`).
     pub offline: bool,
+    /// The transport settings: `model.timeout`, `model.connect_timeout`,
+    /// `REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`.
+    pub http: HttpSettings,
+    /// Where a missing model id belongs in `reactor.yml` (`reactor.yml:3:13`).
+    pub location: String,
 }
 
 impl ModelPlan {
-    /// Resolves the provider table and the system prompt. Errors: configuration (exit 1).
+    /// Resolves the provider table (with the base-URL variables of the environment), the
+    /// transport settings and the system prompt. Errors: configuration (exit 1).
     pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
         let config = ProviderConfig::resolve(&project.provider_settings())
             .map_err(|e| HostError::config(e.to_string()))?;
@@ -47,7 +54,23 @@ impl ModelPlan {
             prompt,
             max_turns: project.config.model.max_turns,
             offline,
+            http: http_settings_for(&project.config.model)?,
+            location: project.config.model.location(),
         })
+    }
+
+    /// A missing model id as a configuration error naming the place in `reactor.yml` and
+    /// how to fix it: `reactor.yml:3:13: model.compile_model is required for provider 'openai'`
+    /// with `hint: add compile_model: <model id> under model: in reactor.yml`.
+    pub fn config_error(&self, e: ConfigError) -> HostError {
+        match e {
+            ConfigError::MissingModel { role, .. } => {
+                HostError::config(format!("{}: {e}", self.location)).with_hint(format!(
+                    "add `{role}_model: <model id>` under `model:` in reactor.yml (the provider has no default {role} model)"
+                ))
+            }
+            other => HostError::config(other.to_string()),
+        }
     }
 
     /// The compile settings (HOST.md §6.3 key: contract set, `reactor-rs/<v>[+skill…]`, model).
@@ -55,7 +78,7 @@ impl ModelPlan {
         let model = self
             .config
             .require_compile_model()
-            .map_err(|e| HostError::config(e.to_string()))?
+            .map_err(|e| self.config_error(e))?
             .to_string();
         let replaced = match self.prompt.source {
             PromptSource::File(_) => Some(self.prompt.text.as_str()),
@@ -94,43 +117,33 @@ impl ModelPlan {
         match key {
             None => Ok(Arc::new(OfflineClient)),
             Some(key) => {
-                let settings = http_settings()?;
-                let client: Box<dyn ModelClient> =
-                    Box::new(ProviderClient::new(self.config.clone(), key, settings));
+                let client: Box<dyn ModelClient> = Box::new(ProviderClient::new(
+                    self.config.clone(),
+                    key,
+                    self.http.clone(),
+                ));
                 Ok(Arc::from(with_recording_from_env(client)))
             }
         }
     }
 }
 
-/// The variable that shortens the whole-response timeout of one provider attempt, in
-/// milliseconds (default 600000, HOST.md §5.6). A test hook like `REACTOR_HTTP_BACKOFF_MS`, so
-/// that the host suite can exercise timeouts through the real binary in well under a second.
-pub const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
-
-/// The transport settings of the provider clients: [`HttpSettings::from_env`]
-/// (`REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`) plus [`HTTP_TIMEOUT_ENV`].
+/// The transport settings of the provider clients from the environment alone
+/// ([`HttpSettings::from_env`]: `REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`).
 ///
-/// Errors (configuration, exit 1): a value that is not a whole number of milliseconds, or a
-/// timeout of 0.
+/// Errors (configuration, exit 1): a backoff that is not a whole number of milliseconds.
 pub fn http_settings() -> Result<HttpSettings, HostError> {
-    let mut settings = HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
-    if let Some(raw) = std::env::var(HTTP_TIMEOUT_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    {
-        let ms: u64 = raw
-            .trim()
-            .parse()
-            .ok()
-            .filter(|ms| *ms > 0)
-            .ok_or_else(|| {
-                HostError::config(format!(
-                    "{HTTP_TIMEOUT_ENV}: expected a positive whole number of milliseconds, got '{}'",
-                    crate::host::yaml::clip(raw.trim(), 40)
-                ))
-            })?;
-        settings.attempt_timeout = std::time::Duration::from_millis(ms);
+    HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))
+}
+
+/// [`http_settings`] plus `model.timeout` and `model.connect_timeout` of `reactor.yml`.
+pub fn http_settings_for(model: &ModelSection) -> Result<HttpSettings, HostError> {
+    let mut settings = http_settings()?;
+    if let Some(t) = model.timeout {
+        settings.attempt_timeout = t;
+    }
+    if let Some(t) = model.connect_timeout {
+        settings.connect_timeout = t;
     }
     Ok(settings)
 }
@@ -342,7 +355,7 @@ pub fn open_reactor(
     } else {
         plan.config
             .require_render_model()
-            .map_err(|e| HostError::config(e.to_string()))?
+            .map_err(|e| plan.config_error(e))?
             .to_string()
     };
     let mut settings = RenderSettings::new(plan.config.provider.clone(), render_model);

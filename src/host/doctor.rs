@@ -516,7 +516,11 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             .require_compile_model()
             .and_then(|_| c.require_render_model())
     {
-        config_error = Some(e.to_string());
+        // Where the provider that needs the model id is set (issue 8 item 7).
+        config_error = Some(match &project {
+            Some(p) => format!("{}: {e}", p.config.model.location()),
+            None => e.to_string(),
+        });
     }
     let reactors: Vec<ReactorSpec> = match (&project, g.reactor.as_deref()) {
         (Some(p), Some(name)) => vec![p.select(Some(name), "doctor")?.clone()],
@@ -531,7 +535,12 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         _ => format!("{} (ok)", config_path.display()),
     };
     if let Some(e) = &config_error {
-        problems.push(format!("reactor.yml: {e}"));
+        // Errors located in the file already start with `reactor.yml:<line>:<col>:`.
+        problems.push(if e.starts_with(CONFIG_FILE) {
+            e.clone()
+        } else {
+            format!("{CONFIG_FILE}: {e}")
+        });
         missing.push("the configuration is invalid".into());
     }
 
@@ -622,6 +631,8 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                     .map(|p| p.config.model.max_turns)
                     .unwrap_or_default(),
                 offline,
+                http: crate::model::HttpSettings::default(),
+                location: String::new(),
             }
             .compile_settings()
             .map_err(|e| e.message),
@@ -765,6 +776,23 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             "apiKeyEnv".into(),
             opt(provider.as_ref().map(|c| c.api_key_env.clone())),
         );
+        // Where each model value came from (issue 8 item 5).
+        m.insert(
+            "endpoint".into(),
+            opt(provider.as_ref().map(|c| c.endpoint())),
+        );
+        m.insert(
+            "sources".into(),
+            provider.as_ref().map_or(serde_json::Value::Null, |c| {
+                serde_json::Value::Object(
+                    c.sources
+                        .pairs()
+                        .iter()
+                        .map(|(k, s)| (k.to_string(), s.label().into()))
+                        .collect(),
+                )
+            }),
+        );
         m.insert("liveKeyPresent".into(), key_present.into());
         m.insert("offlineForced".into(), offline.into());
         m.insert(
@@ -836,6 +864,13 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     r.field("version", format!("reactor {}", crate::version::VERSION))
         .field("config", config_text)
         .field("provider", provider_text)
+        .field(
+            "sources",
+            provider.as_ref().map_or_else(
+                || "unknown (configuration invalid)".to_string(),
+                |c| c.sources.describe(),
+            ),
+        )
         .field("live key", key_text)
         .field("offline mode", offline_text)
         .field("system prompt", prompt_text)

@@ -293,6 +293,18 @@ impl ProviderClient {
     }
 
     fn body_for(&self, req: &ModelRequest) -> Value {
+        // `model.max_tokens` for requests that set no budget themselves.
+        let budgeted;
+        let req = match (req.max_output_tokens, self.config.max_tokens) {
+            (None, Some(n)) => {
+                budgeted = ModelRequest {
+                    max_output_tokens: Some(n),
+                    ..req.clone()
+                };
+                &budgeted
+            }
+            _ => req,
+        };
         match self.config.transport {
             Transport::ChatCompletions => chat::request_body(req),
             Transport::Messages => messages::request_body(req),

@@ -46,7 +46,9 @@ const SCRUBBED: &[&str] = &[
     "REACTOR_DEBUG",
     "REACTOR_SKILL_PATH",
     "REACTOR_MODEL_RECORD",
-    "REACTOR_HTTP_TIMEOUT_MS",
+    "REACTOR_MODEL_BASE_URL",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
     "REACTOR_KEEP_WORK",
 ];
 
@@ -871,6 +873,8 @@ struct Failure {
     protocol: Protocol,
     entries: Vec<Entry>,
     env: Vec<(&'static str, &'static str)>,
+    /// Extra `model:` lines of reactor.yml.
+    yml: &'static str,
     /// The message after `reactor: error: compile failed: ` (`{base}` = the fake's base URL).
     message: String,
     /// A prefix is enough (transport errors carry the OS wording).
@@ -894,6 +898,7 @@ fn failures() -> Vec<Failure> {
             protocol: chat,
             entries: vec![fake::error_401(chat).when_purpose("compile:forme")],
             env: vec![],
+            yml: "",
             message: "openrouter rejected the key in FAKE_KEY (HTTP 401): check FAKE_KEY".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -904,6 +909,7 @@ fn failures() -> Vec<Failure> {
             protocol: Protocol::Messages,
             entries: vec![fake::error_401(Protocol::Messages)],
             env: vec![],
+            yml: "",
             message: "anthropic rejected the key in FAKE_KEY (HTTP 401): check FAKE_KEY".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -917,6 +923,7 @@ fn failures() -> Vec<Failure> {
                 fake::error_402(chat).when_purpose("compile:canonicalizer:competitor-monitor"),
             ],
             env: vec![],
+            yml: "",
             message: "insufficient credits on the openrouter account behind FAKE_KEY (HTTP 402): top it up".into(),
             prefix_only: false,
             spent: (2300, 0),
@@ -931,6 +938,7 @@ fn failures() -> Vec<Failure> {
                 v
             },
             env: vec![],
+            yml: "",
             message: "rate limited by openrouter (HTTP 429) after 4 attempts: retry shortly or lower --concurrency".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -941,6 +949,7 @@ fn failures() -> Vec<Failure> {
             protocol: chat,
             entries: many(|| fake::error_500(Protocol::Chat)),
             env: vec![],
+            yml: "",
             message: "openrouter unavailable (HTTP 500) after 4 attempts".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -953,7 +962,8 @@ fn failures() -> Vec<Failure> {
             entries: (0..2)
                 .map(|_| fake::chat_json(&forme_answer()).delayed(Duration::from_millis(1500)))
                 .collect(),
-            env: vec![("REACTOR_HTTP_TIMEOUT_MS", "250")],
+            env: vec![],
+            yml: "  timeout: 250ms\n",
             message: "openrouter accepted the request at {base} but sent no complete response within 250 ms (2 attempts): check the endpoint, or raise model.timeout in reactor.yml".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -964,6 +974,7 @@ fn failures() -> Vec<Failure> {
             protocol: chat,
             entries: vec![fake::malformed(chat, "<html>gateway says {{key}}</html>")],
             env: vec![],
+            yml: "",
             message: "unexpected response from openrouter: ".into(),
             prefix_only: true,
             spent: (0, 0),
@@ -984,6 +995,7 @@ fn failures() -> Vec<Failure> {
                 })
                 .collect(),
             env: vec![],
+            yml: "",
             message: "the forme answer is still invalid after 2 repair turns: ".into(),
             prefix_only: true,
             spent: (330, 0),
@@ -1024,6 +1036,9 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
             p.edit_brief();
             p
         };
+        if !f.yml.is_empty() {
+            p.configure(provider, &fake.base_url(), "compile-model", f.yml);
+        }
         let before = snapshot(&p.state().join("compile"));
         let mut env = f.env.clone();
         env.push(("FAKE_KEY", CANARY));
@@ -1251,6 +1266,7 @@ fn doctor_report(p: &Proj, base_url: &str, key: &str, state: &str, ir: &str, tai
   version        reactor 0.2.0
   config         {} (ok)
   provider       openrouter (chat-completions, {base_url})
+  sources        provider reactor.yml, base_url reactor.yml, api_key_env reactor.yml, render_model reactor.yml, compile_model reactor.yml
   live key       {key}
   offline mode   not forced
   system prompt  embedded
@@ -1323,6 +1339,10 @@ fn doctor_reports_text_and_json() {
             "transport": "chat-completions",
             "baseUrl": base,
             "apiKeyEnv": "FAKE_KEY",
+            "endpoint": format!("{base}/chat/completions"),
+            "sources": {"provider": "reactor.yml", "base_url": "reactor.yml",
+                        "api_key_env": "reactor.yml", "render_model": "reactor.yml",
+                        "compile_model": "reactor.yml"},
             "liveKeyPresent": true,
             "offlineForced": false,
             "systemPrompt": {"source": "embedded", "ok": true},
@@ -1460,7 +1480,7 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     .unwrap();
     let o = reactor(d.path(), &["doctor"], &[]);
     assert_eq!(o.code, 1);
-    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)";
+    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)";
     let cwd = reactor::host::project::absolute(d.path());
     assert!(
         o.stdout.contains(&format!(
@@ -1472,7 +1492,9 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     );
     assert!(
         o.stdout
-            .contains(&format!("\n  status: UNHEALTHY — reactor.yml: {first}\n"))
+            .contains(&format!("\n  status: UNHEALTHY — {first}\n")),
+        "{}",
+        o.stdout
     );
     assert!(
         o.stdout
@@ -1492,8 +1514,9 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     let o = reactor(d.path(), &["doctor"], &[]);
     assert_eq!(o.code, 1);
     assert!(
-        o.stdout
-            .contains("(ERROR: model.compile_model is required for provider 'openai')"),
+        o.stdout.contains(
+            "(ERROR: reactor.yml:2:13: model.compile_model is required for provider 'openai')"
+        ),
         "{}",
         o.stdout
     );
