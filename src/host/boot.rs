@@ -10,7 +10,7 @@ use crate::agent::prompt::{
     FacetLayout, NodeBrief, PostconditionBrief, PromptSource, SystemPrompt,
 };
 use crate::agent::render::{AgentRender, RenderSettings};
-use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version};
+use crate::compile::cache::{Freshness, LoadedIr, Manifest, freshness, load_ir, sdk_version};
 use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
@@ -91,7 +91,29 @@ impl ModelPlan {
             temperature: self.config.temperature,
             reasoning_effort: self.config.reasoning_effort.clone(),
             sdk_version: sdk_version(replaced),
+            base_url: Some(self.config.recorded_base_url()),
         })
+    }
+
+    /// The warning when a usable cache was compiled against another provider or endpoint than
+    /// the configured one (provider and endpoint are not part of the key, HOST.md §6.3, so the
+    /// cache is still used). `None` when they match, or when the manifest predates the recorded
+    /// base URL and the provider matches.
+    pub fn endpoint_drift(&self, manifest: &Manifest) -> Option<String> {
+        let provider = &self.config.provider;
+        let base_url = self.config.recorded_base_url();
+        let same_provider = manifest.cost.provider == *provider;
+        let same_url = manifest.base_url.as_ref().is_none_or(|u| *u == base_url);
+        if same_provider && same_url {
+            return None;
+        }
+        let then = match &manifest.base_url {
+            Some(u) => format!("provider '{}' at {u}", manifest.cost.provider),
+            None => format!("provider '{}'", manifest.cost.provider),
+        };
+        Some(format!(
+            "the compile cache was compiled against {then}, but the configured provider is '{provider}' at {base_url}; the cache is still used (provider and endpoint are not part of its key): run `reactor compile --force` to recompile against the configured one"
+        ))
     }
 
     /// Checks that the key is present (unless offline) before any model call can happen
@@ -232,7 +254,12 @@ pub fn ensure_compiled(
     let settings = plan.compile_settings()?;
     let key = settings.cache_key(&set);
     match freshness(&spec.state_dir, &key) {
-        Freshness::Fresh(loaded) => Ok((*loaded, CompileOutcome::CacheHit)),
+        Freshness::Fresh(loaded) => {
+            if let Some(w) = plan.endpoint_drift(&loaded.manifest) {
+                crate::host::output::warn(&w);
+            }
+            Ok((*loaded, CompileOutcome::CacheHit))
+        }
         stale => {
             if plan.offline {
                 return Err(HostError::new(

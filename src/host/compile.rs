@@ -427,6 +427,13 @@ pub fn compile_reactor(
     let settings = plan.compile_settings()?;
     let key = settings.cache_key(&set);
     let current = freshness(&spec.state_dir, &key);
+    // A cache that will be used but came from another provider or endpoint (issue 8 item 6).
+    if let Freshness::Fresh(loaded) = &current
+        && !args.force
+        && let Some(w) = plan.endpoint_drift(&loaded.manifest)
+    {
+        crate::host::output::warn(&w);
+    }
     if args.check {
         return Ok(match current {
             Freshness::Fresh(loaded) => CompileReport::cache_hit(spec, multi, key, &loaded),

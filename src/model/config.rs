@@ -382,6 +382,23 @@ impl ProviderConfig {
         format!("{base}{version}{}", self.transport.path())
     }
 
+    /// The base URL as it may be stored (the compile manifest) and shown: without a trailing
+    /// `/`, user information (`user:pass@`), query or fragment, and with the key shapes of
+    /// RUNTIME.md §7.9 redacted, so no credential carried in the URL is ever persisted.
+    pub fn recorded_base_url(&self) -> String {
+        let url = self.base_url.split(['?', '#']).next().unwrap_or_default();
+        let url = match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let end = rest.find('/').unwrap_or(rest.len());
+                let (authority, path) = rest.split_at(end);
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("{scheme}://{host}{path}")
+            }
+            None => url.to_string(),
+        };
+        crate::format::sanitize::redact(url.trim_end_matches('/'), &[])
+    }
+
     /// The render model id, or `model.render_model is required for provider '<p>'`.
     pub fn require_render_model(&self) -> Result<&str, ConfigError> {
         self.render_model
@@ -471,6 +488,29 @@ mod tests {
         assert_eq!(c.render_model.as_deref(), Some("r"));
         assert_eq!(c.compile_model.as_deref(), Some("claude-haiku-4-5"));
         assert_eq!(c.temperature, Some(0.2));
+    }
+
+    #[test]
+    fn recorded_base_urls_carry_no_credentials() {
+        for (base, recorded) in [
+            (
+                "https://openrouter.ai/api/v1",
+                "https://openrouter.ai/api/v1",
+            ),
+            (
+                "http://user:pw@gw.local:8080/v1/",
+                "http://gw.local:8080/v1",
+            ),
+            ("https://gw/v1?key=abc#x", "https://gw/v1"),
+            ("https://tok@gw", "https://gw"),
+        ] {
+            let mut s = settings(None);
+            s.base_url = Some(base.into());
+            assert_eq!(
+                ProviderConfig::resolve(&s).unwrap().recorded_base_url(),
+                recorded
+            );
+        }
     }
 
     #[test]
