@@ -16,6 +16,7 @@ use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
 use crate::host::config::ModelSection;
 use crate::host::error::{ErrorKind, HostError};
+use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::replay::with_recording_from_env;
 use crate::model::{
@@ -249,6 +250,7 @@ pub fn ensure_compiled(
     client: &dyn ModelClient,
     api_key: Option<&ApiKey>,
     failure_prefix: &str,
+    progress: &Progress,
 ) -> Result<(LoadedIr, CompileOutcome), HostError> {
     let set = load_contracts(spec)?;
     let settings = plan.compile_settings()?;
@@ -272,8 +274,12 @@ pub fn ensure_compiled(
             }
             // No model call is paid for on top of a ledger the writer would refuse.
             check_ledger(&spec.state_dir)?;
+            progress.phase("sessions", Some(Progress::sessions_of(&set)));
             let compiled =
-                crate::compile::compile_project(&set, &settings, client).map_err(|e| {
+                crate::compile::compile_project_observed(&set, &settings, client, &mut |step| {
+                    progress.session_done(step)
+                })
+                .map_err(|e| {
                     let secrets: Vec<&str> =
                         api_key.map(|k| vec![k.expose_secret()]).unwrap_or_default();
                     compile_failure_redacted(failure_prefix, &e, &secrets)
@@ -357,8 +363,9 @@ pub fn briefs(loaded: &LoadedIr, mounted: &crate::core::ir::Mounted) -> HashMap<
     out
 }
 
-/// Mounts a reactor over `spec.state_dir` whose renders are agent loops on `client`
-/// (the caller holds the lock). Returns the reactor and the ledger notes to print.
+/// Mounts a reactor over `spec.state_dir` with group commit, whose renders are agent loops on
+/// `client` reported to `progress` (the caller holds the lock). Returns the reactor and the
+/// ledger notes to print.
 pub fn open_reactor(
     project: &Project,
     spec: &ReactorSpec,
@@ -366,7 +373,7 @@ pub fn open_reactor(
     plan: &ModelPlan,
     client: Arc<dyn ModelClient>,
     key: Option<&ApiKey>,
-    sync: SyncPolicy,
+    progress: &Progress,
 ) -> Result<(Reactor, Vec<OpenNote>), HostError> {
     let ir = loaded.ir.to_ir();
     let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)
@@ -401,12 +408,13 @@ pub fn open_reactor(
         briefs(loaded, &mounted),
     )
     .with_sandbox(sandbox);
+    progress.phase("renders", Some(mounted.nodes.len() as u64));
     let (reactor, notes) = Reactor::open(
         &spec.state_dir,
         ir,
-        Arc::new(render),
+        progress.render(Arc::new(render)),
         ReactorOptions {
-            sync,
+            sync: SyncPolicy::Group,
             secrets,
             ..ReactorOptions::default()
         },
@@ -478,22 +486,38 @@ pub struct Prepared {
     pub reactor: Reactor,
 }
 
+/// The model side a writer verb hands to [`prepare`]: the client, the key (absent offline) and
+/// the progress display its sessions and renders report to.
+pub struct Access<'a> {
+    /// The model client ([`ModelPlan::client`]).
+    pub client: Arc<dyn ModelClient>,
+    /// The provider key, for redaction.
+    pub key: Option<&'a ApiKey>,
+    /// The progress display ([`Progress::off`] for none).
+    pub progress: &'a Progress,
+}
+
 /// [`ensure_compiled`] + [`check_gateways`] + [`open_reactor`] (the caller holds the lock).
 /// `check` runs between loading the IR and mounting (e.g. `trigger`'s node check).
 pub fn prepare(
     project: &Project,
     spec: &ReactorSpec,
     plan: &ModelPlan,
-    client: Arc<dyn ModelClient>,
-    key: Option<&ApiKey>,
+    access: Access<'_>,
     failure_prefix: &str,
     check: impl FnOnce(&LoadedIr) -> Result<(), HostError>,
 ) -> Result<Prepared, HostError> {
-    let (loaded, outcome) = ensure_compiled(spec, plan, client.as_ref(), key, failure_prefix)?;
+    let Access {
+        client,
+        key,
+        progress,
+    } = access;
+    let client = progress.client(client);
+    let (loaded, outcome) =
+        ensure_compiled(spec, plan, client.as_ref(), key, failure_prefix, progress)?;
     check(&loaded)?;
     check_gateways(spec, &loaded)?;
-    let (reactor, notes) =
-        open_reactor(project, spec, &loaded, plan, client, key, SyncPolicy::Group)?;
+    let (reactor, notes) = open_reactor(project, spec, &loaded, plan, client, key, progress)?;
     print_notes(&spec.state_dir, &notes);
     Ok(Prepared {
         loaded,

@@ -48,13 +48,14 @@ use std::process::ExitCode;
 
 use crate::compile::{
     CacheKey, Compiled, Diagnostic, Freshness, LoadedIr, NodeLint, StepCost, TopologySummary,
-    compile_project, freshness,
+    compile_project_observed, freshness,
 };
 use crate::format::sanitize::redact;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{ModelPlan, compile_failure_redacted, load_contracts, take_lock};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
+use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::TokenCost;
 
@@ -421,6 +422,7 @@ pub fn compile_reactor(
     spec: &ReactorSpec,
     plan: &ModelPlan,
     args: &Args,
+    progress: &Progress,
 ) -> Result<CompileReport, HostError> {
     let multi = project.multi;
     let set = load_contracts(spec)?;
@@ -468,9 +470,14 @@ pub fn compile_reactor(
     crate::host::boot::check_ledger(&spec.state_dir)?;
     let secret = api_key.expose_secret().to_string();
     let secrets = [secret.as_str()];
-    let client = plan.client(Some(api_key))?;
-    let compiled = compile_project(&set, &settings, client.as_ref())
-        .map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
+    let client = progress.client(plan.client(Some(api_key))?);
+    progress.phase("sessions", Some(Progress::sessions_of(&set)));
+    let compiled = compile_project_observed(&set, &settings, client.as_ref(), &mut |step| {
+        progress.session_done(step)
+    });
+    progress.finish();
+    let compiled =
+        compiled.map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
     compiled
         .write_cache(&spec.state_dir, jiff::Timestamp::now())
         .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
@@ -491,8 +498,10 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         None => project.reactors.iter().collect(),
     };
     let plan = ModelPlan::resolve(&project, offline)?;
+    // One display per reactor (each compile clears its own when done).
+    let progress = || Progress::for_verb("compile", g.json, g.quiet);
     if targets.len() == 1 {
-        let report = compile_reactor(&project, targets[0], &plan, &a)?;
+        let report = compile_reactor(&project, targets[0], &plan, &a, &progress())?;
         emit(&report, g.json)?;
         return Ok(ExitCode::from(report.exit_code()));
     }
@@ -500,7 +509,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let mut worst = 0u8;
     let mut documents = Vec::with_capacity(targets.len());
     for spec in targets {
-        match compile_reactor(&project, spec, &plan, &a) {
+        match compile_reactor(&project, spec, &plan, &a, &progress()) {
             Ok(report) => {
                 worst = worst.max(report.exit_code());
                 if g.json {

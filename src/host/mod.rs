@@ -29,6 +29,7 @@ pub mod init;
 pub mod inspect;
 pub mod logs;
 pub mod output;
+pub mod progress;
 pub mod project;
 pub mod queue;
 pub mod receipts;

@@ -10,6 +10,7 @@ use crate::host::args::{ArgStream, Globals};
 use crate::host::boot::{self, CompileOutcome, ModelPlan};
 use crate::host::error::HostError;
 use crate::host::output::{self, Report};
+use crate::host::progress::Progress;
 use crate::host::rollup::CostRollup;
 
 /// `reactor run --help`.
@@ -106,6 +107,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let key = plan.require_key(&project)?;
     let _lock = boot::take_lock(&spec.state_dir)?;
     let client = plan.client(key.clone())?;
+    let progress = Progress::for_verb("run", g.json, g.quiet);
     let boot::Prepared {
         loaded,
         outcome,
@@ -114,15 +116,18 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         &project,
         &spec,
         &plan,
-        client,
-        key.as_ref(),
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
         "compile failed (the IR is stale and could not be refreshed)",
         |_| Ok(()),
     )?;
     let appended = collect_receipts(&reactor);
-    let results = reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
+    let results = reactor.boot();
+    progress.finish();
+    let results = results.map_err(|e| HostError::state(e.to_string()))?;
     cleanup_work();
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let rollup = rollup_of(&receipts);

@@ -15,6 +15,7 @@ use crate::host::connectors::{ConnectorKind, poll_gateway};
 use crate::host::daemon::{Daemon, router};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::HostedReactor;
+use crate::host::progress::Progress;
 use crate::host::queue::TaskPool;
 use crate::host::rollup::CostRollup;
 use crate::http::{
@@ -272,6 +273,8 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         signals.on_forced_exit(move || files.remove_all());
     }
     let client = plan.client(key.clone())?;
+    // Progress of the boot (compile sessions, boot renders); later drains are not shown here.
+    let progress = Progress::for_verb("serve", g.json, g.quiet);
     let since_start = Arc::new(Mutex::new(CostRollup::new()));
     let mut locks: Vec<StateLock> = Vec::new();
     let mut hosted: Vec<Arc<HostedReactor>> = Vec::new();
@@ -282,8 +285,11 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
             &project,
             spec,
             &plan,
-            client.clone(),
-            key.as_ref(),
+            boot::Access {
+                client: client.clone(),
+                key: key.as_ref(),
+                progress: &progress,
+            },
             "compile failed",
             |_| Ok(()),
         )
@@ -314,21 +320,25 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
             .map_err(|e| HostError::state(e.to_string()))?;
         let count =
             |d: crate::core::Disposition| results.iter().filter(|r| r.disposition == d).count();
-        out.line(&format!(
-            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
-            spec.name,
-            count(crate::core::Disposition::Rendered),
-            count(crate::core::Disposition::Skipped),
-            count(crate::core::Disposition::Failed)
-        ));
+        progress.suspend(|| {
+            out.line(&format!(
+                "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
+                spec.name,
+                count(crate::core::Disposition::Rendered),
+                count(crate::core::Disposition::Skipped),
+                count(crate::core::Disposition::Failed)
+            ))
+        });
         out.event(serde_json::json!({"event": "booted", "reactor": spec.name, "dispositions": crate::host::run::dispositions_json(&results)}));
         hosted.push(h);
         if signals.is_requested() {
+            progress.finish();
             out.line("reactor serve — drained in-flight work; exiting.");
             out.event(serde_json::json!({"event": "stopped", "forced": false}));
             return Ok(ExitCode::SUCCESS);
         }
     }
+    progress.finish();
     let pool = Arc::new(TaskPool::new(hosted.len(), a.concurrency));
     let stopping = Arc::new(AtomicBool::new(false));
     let daemon = Arc::new(Daemon {

@@ -13,6 +13,7 @@ use crate::host::boot::{self, ModelPlan};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::{HostedReactor, NotDelivered, external_wake};
 use crate::host::output::{self, Report};
+use crate::host::progress::Progress;
 use crate::host::run::{
     cleanup_work, collect_receipts, compile_status, dispositions_block, dispositions_json,
     rollup_of,
@@ -172,14 +173,18 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let key = plan.require_key(&project)?;
     let client = plan.client(key.clone())?;
     let node = a.node.clone();
+    let progress = Progress::for_verb("trigger", g.json, g.quiet);
     let boot::Prepared {
         outcome, reactor, ..
     } = boot::prepare(
         &project,
         &spec,
         &plan,
-        client,
-        key.as_ref(),
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
         "compile failed (IR stale)",
         |loaded| match loaded.ir.node(&node) {
             Some(_) => Ok(()),
@@ -191,12 +196,13 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);
-    let boot_results = hosted
-        .reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
-    let outcome_wake = external_wake(&hosted, &a.node, data.as_ref())
-        .map_err(|e| HostError::state(e.to_string()))?;
+    let boot_results = hosted.reactor.boot().map_err(|e| {
+        progress.finish();
+        HostError::state(e.to_string())
+    })?;
+    let outcome_wake = external_wake(&hosted, &a.node, data.as_ref());
+    progress.finish();
+    let outcome_wake = outcome_wake.map_err(|e| HostError::state(e.to_string()))?;
     cleanup_work();
     drop(lock);
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();

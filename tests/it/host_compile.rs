@@ -483,11 +483,30 @@ fn compile_writes_the_cache_then_hits_checks_forces_and_reloads_keylessly() {
     let fake = FakeProvider::with_entries(script(Protocol::Chat));
     let p = Proj::new(&shared, "smallest-project", "openrouter", &fake.base_url());
 
-    // 1. The fresh compile.
+    // 1. The fresh compile. stderr is not a terminal: one plain progress line per finished
+    // session, with its tokens (issue 8 item 2).
     let o = p.run(&["compile"], WITH_KEY);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.stdout, compiled_report(&p));
-    assert_eq!(o.stderr, "");
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    let expected = [
+        ("1/5 forme", 2300, 0),
+        ("2/5 canonicalizer:competitor-monitor", 700, 1000),
+        ("3/5 postcondition:competitor-monitor", 490, 1000),
+        ("4/5 canonicalizer:weekly-brief", 380, 1000),
+        ("5/5 postcondition:weekly-brief", 220, 1000),
+    ];
+    assert_eq!(lines.len(), expected.len(), "{}", o.stderr);
+    for (line, (what, fresh, reused)) in lines.iter().zip(expected) {
+        let (head, tail) = line
+            .split_once(" done in ")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(head, format!("reactor: compile: session {what}"));
+        assert!(
+            tail.ends_with(&format!("s (fresh={fresh} reused={reused})")),
+            "{line}"
+        );
+    }
     assert_no_key(&o, p.path());
     let requests = fake.requests();
     assert_eq!(requests.len(), 5);
@@ -1046,7 +1065,7 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
         let args: &[&str] = if json_mode {
             &["--json", "compile"]
         } else {
-            &["compile"]
+            &["-q", "compile"]
         };
         let o = p.run(args, &env);
         let label = f.label;
@@ -1190,7 +1209,7 @@ fn several_reactors_report_each_and_exit_with_the_worst() {
         reactor(d.path(), &all, WITH_KEY)
     };
     // beta has no contracts: alpha compiles, beta fails, exit 1.
-    let o = run(&["compile"]);
+    let o = run(&["--quiet", "compile"]);
     assert_eq!(o.code, 1);
     assert!(
         o.stdout.starts_with(

@@ -351,7 +351,7 @@ fn a_cache_compiled_elsewhere_is_used_with_a_warning() {
         return;
     };
     push_compile(&fake);
-    let o = reactor(p.path(), &["compile"], &[]);
+    let o = reactor(p.path(), &["-q", "compile"], &[]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.stderr, "");
     fake.finish();
@@ -438,4 +438,124 @@ fn a_cache_compiled_elsewhere_is_used_with_a_warning() {
     .unwrap();
     let o = reactor(p.path(), &["compile", "--check"], &[]);
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+}
+
+/// Runs `reactor <args>` on `project` under a pseudo-terminal (`script` from util-linux), so
+/// stderr is a terminal; everything the terminal received. `None` (with a loud note) when
+/// `script` is missing.
+fn under_terminal(project: &Path, args: &[&str]) -> Option<(i32, String)> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: `script` (util-linux) is missing; the terminal progress is untested");
+        return None;
+    }
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut line = vec![
+        quote(&bin().display().to_string()),
+        "--project".into(),
+        quote(&project.display().to_string()),
+    ];
+    line.extend(args.iter().map(|a| quote(a)));
+    let mut cmd = Command::new("script");
+    cmd.args(["-q", "-e", "-c", &line.join(" "), "/dev/null"]);
+    for v in SCRUBBED {
+        cmd.env_remove(v);
+    }
+    cmd.env("FAKE_KEY", CANARY)
+        .env("REACTOR_HTTP_BACKOFF_MS", "0")
+        .env("COLUMNS", "200")
+        .env("TERM", "xterm");
+    let out = cmd.output().expect("run script");
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+#[test]
+fn progress_is_live_on_a_terminal_and_one_line_per_render_otherwise() {
+    use std::time::Duration;
+    let fake = FakeProvider::start();
+    let Some(p) = project_with(&model_block("openrouter", &fake.base_url(), "")) else {
+        return;
+    };
+    // Slow answers, so the live line is drawn while a request waits.
+    for e in compile_entries(json!({"postconditions": []})) {
+        fake.push(e.delayed(Duration::from_millis(400)));
+    }
+    let Some((code, screen)) = under_terminal(p.path(), &["compile"]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{screen}");
+    assert!(screen.contains("compile ["), "{screen}");
+    assert!(screen.contains("/5 sessions"), "{screen}");
+    assert!(screen.contains(" · compile:forme · "), "{screen}");
+    assert!(screen.contains("for the model"), "{screen}");
+    // Tokens so far: three answers of 12 + 3 tokens.
+    assert!(screen.contains("3/5 sessions"), "{screen}");
+    assert!(screen.contains("fresh=45 reused=0"), "{screen}");
+    assert!(!screen.contains("0/0"), "{screen}");
+    // The bar is not the plain lines, and the report follows.
+    assert!(!screen.contains("reactor: compile: session"), "{screen}");
+    assert!(
+        screen.contains("status         compiled (sessions ran)"),
+        "{screen}"
+    );
+    // Nothing extra with --json (nor with --quiet), terminal or not.
+    for e in compile_entries(json!({"postconditions": []})) {
+        fake.push(e.delayed(Duration::from_millis(150)));
+    }
+    let Some((code, screen)) = under_terminal(p.path(), &["--json", "compile", "--force"]) else {
+        return;
+    };
+    assert_eq!(code, 0, "{screen}");
+    assert!(!screen.contains("sessions"), "{screen}");
+    assert!(screen.contains("\"status\": \"compiled\""), "{screen}");
+
+    // trigger, not a terminal: one plain line per finished render, with its tokens.
+    for e in crate::host_serve::render_entries(json!([{"id": "a", "body": "x"}]), "1 item") {
+        fake.push(e);
+    }
+    let o = reactor(
+        p.path(),
+        &["trigger", "inbox", "--data", r#"{"id":"a","body":"x"}"#],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", o.stderr);
+    for (line, node) in lines.iter().zip(["inbox", "digest"]) {
+        assert!(
+            line.starts_with("reactor: trigger: render ")
+                && line.contains(&format!(" {node} rendered in ")),
+            "{line}"
+        );
+        // Two answers of 12 + 3 tokens each.
+        assert!(line.ends_with("s (fresh=30 reused=0)"), "{line}");
+    }
+    assert!(
+        lines[0].starts_with("reactor: trigger: render 1/2 inbox"),
+        "{}",
+        lines[0]
+    );
+    // --quiet: nothing.
+    for e in crate::host_serve::render_entries(
+        json!([{"id": "a", "body": "x"}, {"id": "b", "body": "y"}]),
+        "2 items",
+    ) {
+        fake.push(e);
+    }
+    let o = reactor(
+        p.path(),
+        &[
+            "--quiet",
+            "trigger",
+            "inbox",
+            "--data",
+            r#"{"id":"b","body":"y"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert_eq!(o.stderr, "");
+    fake.finish();
 }
