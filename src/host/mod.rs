@@ -28,6 +28,7 @@ pub mod hosted;
 pub mod init;
 pub mod inspect;
 pub mod logs;
+pub mod metrics;
 pub mod output;
 pub mod progress;
 pub mod project;

@@ -12,9 +12,10 @@ use crate::format::json;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
 use crate::host::connectors::{ConnectorKind, poll_gateway};
-use crate::host::daemon::{Daemon, router};
+use crate::host::daemon::{Daemon, router_with_metrics};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::HostedReactor;
+use crate::host::metrics::Metrics;
 use crate::host::progress::Progress;
 use crate::host::queue::TaskPool;
 use crate::host::rollup::CostRollup;
@@ -28,7 +29,7 @@ pub const HELP: &str = "reactor serve — the durable host: boot, serve, poll, u
 
 Usage:
   reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]
-                [--auth-token-env <NAME>] [global flags]
+                [--auth-token-env <NAME>] [--metrics] [global flags]
 
 Flags:
   --http <port>            Serve the daemon routes on this port (0 picks a free port)
@@ -36,6 +37,8 @@ Flags:
   --concurrency <n>        Reactors worked on in parallel (default 1)
   --poll-interval <ms>     Sleep between ticks, at least 100 (default 60000)
   --auth-token-env <NAME>  Require `Authorization: Bearer <$NAME>` (at least 16 characters);
+                           requires --http
+  --metrics                Add GET /metrics (Prometheus text format; behind the same auth);
                            requires --http
 
 Routes: POST /trigger/<node>, GET /health /status /cost /topology /receipts /nodes/<node>
@@ -56,6 +59,8 @@ pub struct Args {
     pub poll_interval: u64,
     /// `--auth-token-env`.
     pub auth_token_env: Option<String>,
+    /// `--metrics`: add `GET /metrics` (issue 8 item 10).
+    pub metrics: bool,
 }
 
 impl Default for Args {
@@ -66,6 +71,7 @@ impl Default for Args {
             concurrency: 1,
             poll_interval: 60_000,
             auth_token_env: None,
+            metrics: false,
         }
     }
 }
@@ -136,8 +142,15 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
                 }
                 a.auth_token_env = Some(v);
             }
+            OwnedArg::Long(l) if l == "metrics" => {
+                s.no_value("--metrics")?;
+                a.metrics = true;
+            }
             _ => return Err(s.unexpected(&arg)),
         }
+    }
+    if a.metrics && a.http.is_none() {
+        return Err(HostError::usage("--metrics requires --http", Some("serve")));
     }
     if a.host.is_some() && a.http.is_none() {
         return Err(HostError::usage("--host requires --http", Some("serve")));
@@ -272,7 +285,11 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         let files = serve_files.clone();
         signals.on_forced_exit(move || files.remove_all());
     }
-    let client = plan.client(key.clone())?;
+    let metrics = a.metrics.then(|| Arc::new(Metrics::new()));
+    let client = match &metrics {
+        Some(m) => m.client(&plan.config.provider, plan.client(key.clone())?),
+        None => plan.client(key.clone())?,
+    };
     // Progress of the boot (compile sessions, boot renders); later drains are not shown here.
     let progress = Progress::for_verb("serve", g.json, g.quiet);
     let since_start = Arc::new(Mutex::new(CostRollup::new()));
@@ -307,6 +324,10 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         .reactor;
         let tap = since_start.clone();
         reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
+        if let Some(m) = &metrics {
+            let (m, name) = (m.clone(), spec.name.clone());
+            reactor.on_receipt(move |r| m.receipt(&name, r));
+        }
         let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
         let h = Arc::new(HostedReactor::new(
             &spec.name,
@@ -314,6 +335,9 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
             Arc::new(reactor),
             gateways,
         ));
+        if let Some(m) = &metrics {
+            h.set_metrics(m.clone());
+        }
         let results = h
             .reactor
             .boot()
@@ -360,7 +384,7 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
                 // the viewer: a defence against DNS rebinding reaching POST /trigger.
                 ..ServerConfig::default()
             },
-            router(daemon.clone(), auth),
+            router_with_metrics(daemon.clone(), auth, metrics.clone()),
         )
         .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
         let bound = s.local_addr().port();
@@ -478,15 +502,18 @@ fn tick(
             let gw = gw.clone();
             let as_of = as_of.clone();
             let rx = pool.submit(h.index, move || {
-                poll_gateway(
+                let started = Instant::now();
+                let polled = poll_gateway(
                     &task_h.reactor,
                     &gw.node,
                     &gw.source_id,
                     &gw.connector,
                     &as_of,
-                )
-                .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
-                .map_err(|e| e.to_string())
+                );
+                task_h.observe_drain("poll", started.elapsed());
+                polled
+                    .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
+                    .map_err(|e| e.to_string())
             });
             pending.push((h.name.clone(), source_id, label, Some(rx)));
         }

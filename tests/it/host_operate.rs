@@ -559,3 +559,195 @@ fn progress_is_live_on_a_terminal_and_one_line_per_render_otherwise() {
     assert_eq!(o.stderr, "");
     fake.finish();
 }
+
+/// `promtool check metrics` over `text`: `Some(true)` when it accepts it. `None` (with a loud
+/// note) when promtool is missing, unless `REACTOR_REQUIRE_PROMTOOL=1` (set by `.ci/run`).
+fn promtool_accepts(text: &str) -> Option<(bool, String)> {
+    use std::io::Write;
+    let child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            if std::env::var("REACTOR_REQUIRE_PROMTOOL").as_deref() == Ok("1") {
+                panic!("promtool is missing (REACTOR_REQUIRE_PROMTOOL=1): {e}");
+            }
+            eprintln!(
+                "SKIPPED: promtool (Debian package prometheus) is missing; the exposition was not validated"
+            );
+            return None;
+        }
+    };
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Some((
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    ))
+}
+
+fn get_text(url: &str) -> (u16, String, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut resp = agent.get(url).call().unwrap();
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    (status, ctype, resp.body_mut().read_to_string().unwrap())
+}
+
+/// The value of the sample line starting with `prefix` (labels included).
+fn sample(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn serve_metrics_expose_prometheus_text_that_promtool_accepts() {
+    use crate::host_serve::{Serve, cmd, http, render_entries};
+    let fake = FakeProvider::start();
+    let Some(p) = project_with(&model_block("openrouter", &fake.base_url(), "")) else {
+        return;
+    };
+    push_compile(&fake);
+    for e in render_entries(json!([{"id": "a", "body": "x"}]), "1 item") {
+        fake.push(e);
+    }
+    // --metrics needs --http.
+    let o = reactor(p.path(), &["serve", "--metrics"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .starts_with("reactor: error: --metrics requires --http\n"),
+        "{}",
+        o.stderr
+    );
+
+    let mut c = cmd(p.path());
+    c.args([
+        "serve",
+        "--poll-interval",
+        "600000",
+        "--http",
+        "0",
+        "--metrics",
+    ]);
+    let mut serve = Serve::spawn(c, true);
+    let base = serve.base.clone().unwrap();
+    let (s, _) = http(
+        "POST",
+        &format!("{base}/trigger/inbox"),
+        Some(r#"{"id":"a","body":"x"}"#),
+    );
+    assert_eq!(s, 200);
+    let (s, _) = http("GET", &format!("{base}/status"), None);
+    assert_eq!(s, 200);
+    let (s, ctype, text) = get_text(&format!("{base}/metrics"));
+    assert_eq!(s, 200, "{text}");
+    assert_eq!(ctype, "text/plain; version=0.0.4; charset=utf-8");
+    // Receipts by reactor, node and status; tokens by kind and surprise cause.
+    assert!(
+        sample(
+            &text,
+            "reactor_receipts_total{reactor=\"default\",node=\"inbox\",status=\"rendered\"}"
+        )
+        .is_some_and(|v| v >= 1.0),
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            "reactor_receipts_total{reactor=\"default\",node=\"digest\",status=\"rendered\"}"
+        )
+        .is_some_and(|v| v >= 1.0),
+        "{text}"
+    );
+    // Two renders of two answers of 12 + 3 tokens each, all external or input wakes.
+    let fresh: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("reactor_tokens_total{") && l.contains("kind=\"fresh\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(fresh, 60.0, "{text}");
+    assert!(text.contains("surprise_cause=\"external\""), "{text}");
+    // One drain for the trigger; the queue is empty now.
+    assert_eq!(
+        sample(
+            &text,
+            "reactor_drain_duration_seconds_count{reactor=\"default\",trigger=\"trigger\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "reactor_queue_depth{reactor=\"default\"}"),
+        Some(0.0),
+        "{text}"
+    );
+    // Model calls: five compile sessions and four render turns, all ok.
+    assert_eq!(
+        sample(
+            &text,
+            "reactor_model_requests_total{provider=\"openrouter\",outcome=\"ok\"}"
+        ),
+        Some(9.0),
+        "{text}"
+    );
+    // HTTP latency by route pattern.
+    assert_eq!(
+        sample(
+            &text,
+            "reactor_http_request_duration_seconds_count{method=\"POST\",route=\"/trigger/{node}\",status=\"200\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "reactor_http_request_duration_seconds_count{method=\"GET\",route=\"/status\",status=\"200\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    if let Some((ok, report)) = promtool_accepts(&text) {
+        assert!(ok, "promtool rejected the exposition: {report}\n{text}");
+    }
+    assert_eq!(serve.sigterm_and_wait(), 0);
+    fake.finish();
+
+    // Off by default: the seven routes only.
+    let mut serve = Serve::spawn(
+        {
+            let mut c = cmd(p.path());
+            c.args(["serve", "--poll-interval", "600000", "--http", "0"]);
+            c
+        },
+        true,
+    );
+    let base = serve.base.clone().unwrap();
+    let (s, _, _) = get_text(&format!("{base}/metrics"));
+    assert_eq!(s, 404);
+    assert_eq!(serve.sigterm_and_wait(), 0);
+}
