@@ -425,9 +425,14 @@ fn connector_plugins(dirs: &[PathBuf]) -> Vec<PathBuf> {
     found
 }
 
-fn live_smoke(config: &ProviderConfig, key: keys::ApiKey) -> LiveSmoke {
+fn live_smoke(
+    config: &ProviderConfig,
+    key: keys::ApiKey,
+    model: Option<&crate::host::config::ModelSection>,
+) -> LiveSmoke {
     let secret = key.expose_secret().to_string();
-    let settings = match http_settings() {
+    // model.timeout / model.connect_timeout apply to the smoke request too.
+    let settings = match model.map_or_else(http_settings, crate::host::boot::http_settings_for) {
         Ok(s) => s,
         Err(e) => {
             return LiveSmoke {
@@ -725,7 +730,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             return not_sent("the configuration is invalid".into());
         };
         match key {
-            Some(Ok(Some(found))) => live_smoke(c, found.key),
+            Some(Ok(Some(found))) => {
+                live_smoke(c, found.key, project.as_ref().map(|p| &p.config.model))
+            }
             _ => not_sent(format!("{} is not set", c.api_key_env)),
         }
     });

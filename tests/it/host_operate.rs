@@ -134,6 +134,17 @@ fn a_provider_that_never_answers_ends_with_one_line_after_two_attempts() {
         "{j}"
     );
     assert_eq!(server.accepted(), 4);
+
+    // doctor --live honours model.timeout too.
+    let o = reactor(p.path(), &["doctor", "--live"], &[]);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stdout
+            .contains("sent no complete response within 1 s (2 attempts)"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(server.accepted(), 6);
 }
 
 #[test]
@@ -735,6 +746,15 @@ fn serve_metrics_expose_prometheus_text_that_promtool_accepts() {
         assert!(ok, "promtool rejected the exposition: {report}\n{text}");
     }
     assert_eq!(serve.sigterm_and_wait(), 0);
+    // The boot compiled: one progress line per session on stderr (not a terminal), none for
+    // the drains after the boot.
+    let err = serve.stderr();
+    assert!(
+        err.contains("reactor: serve: session 1/5 forme done in "),
+        "{err}"
+    );
+    assert!(err.contains("reactor: serve: session 5/5 "), "{err}");
+    assert!(!err.contains("render"), "{err}");
     fake.finish();
 
     // Off by default: the seven routes only.
