@@ -15,7 +15,7 @@ use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
 use crate::host::config::ModelSection;
-use crate::host::error::{ErrorKind, HostError};
+use crate::host::error::{ErrorKind, HostError, StateDirContext};
 use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::replay::with_recording_from_env;
@@ -23,7 +23,7 @@ use crate::model::{
     ApiKey, ConfigError, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
 };
 use crate::store::ledger::{OpenNote, SyncPolicy};
-use crate::store::lock::{LockError, StateLock};
+use crate::store::lock::StateLock;
 
 /// The resolved model side of a project.
 #[derive(Clone, Debug)]
@@ -47,8 +47,7 @@ impl ModelPlan {
     /// Resolves the provider table (with the base-URL variables of the environment), the
     /// transport settings and the system prompt. Errors: configuration (exit 1).
     pub fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
-        let config = ProviderConfig::resolve(&project.provider_settings())
-            .map_err(|e| HostError::config(e.to_string()))?;
+        let config = ProviderConfig::resolve(&project.provider_settings())?;
         let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
         Ok(ModelPlan {
             config,
@@ -70,7 +69,7 @@ impl ModelPlan {
                     "add `{role}_model: <model id>` under `model:` in reactor.yml (the provider has no default {role} model)"
                 ))
             }
-            other => HostError::config(other.to_string()),
+            other => other.into(),
         }
     }
 
@@ -123,15 +122,10 @@ impl ModelPlan {
         if self.offline {
             return Ok(None);
         }
-        crate::model::keys::require_key(&self.config, &project.dir)
-            .map(Some)
-            .map_err(|e| {
-                let mut err = HostError::config(e.to_string());
-                for h in e.hints() {
-                    err = err.with_hint(h);
-                }
-                err
-            })
+        Ok(Some(crate::model::keys::require_key(
+            &self.config,
+            &project.dir,
+        )?))
     }
 
     /// The model client: the offline client, or the provider client (wrapped by the recording
@@ -156,7 +150,7 @@ impl ModelPlan {
 ///
 /// Errors (configuration, exit 1): a backoff that is not a whole number of milliseconds.
 pub fn http_settings() -> Result<HttpSettings, HostError> {
-    HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))
+    Ok(HttpSettings::from_env()?)
 }
 
 /// [`http_settings`] plus `model.timeout` and `model.connect_timeout` of `reactor.yml`.
@@ -173,8 +167,7 @@ pub fn http_settings_for(model: &ModelSection) -> Result<HttpSettings, HostError
 
 /// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
 pub fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
-    let set = ContractSet::load(&spec.contracts_dir)
-        .map_err(|e| HostError::config(format!("contracts invalid: {e}")))?;
+    let set = ContractSet::load(&spec.contracts_dir)?;
     if set.is_empty() {
         return Err(HostError::config(format!(
             "no .prose.md contracts found under {}",
@@ -193,12 +186,7 @@ pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
             state_dir.display()
         ))
     })?;
-    StateLock::acquire(state_dir).map_err(|e| match e {
-        LockError::Held { .. } => HostError::state(e.to_string()).with_hint(
-            "stop that process first, or use `reactor trigger` to reach a running daemon",
-        ),
-        LockError::Io { .. } => HostError::state(e.to_string()),
-    })
+    Ok(StateLock::acquire(state_dir)?)
 }
 
 /// The writer's check of an existing ledger before it writes anything into the state
@@ -209,7 +197,7 @@ pub fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
 /// Errors (state, exit 1): `<state-dir>: receipts.json[<i>] fails verification: <problems>`
 /// (or the reader's message) with the hint `restore the file from a backup or move it aside`.
 pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
-    crate::store::ledger::check_for_write(state_dir).map_err(|e| HostError::ledger(state_dir, &e))
+    crate::store::ledger::check_for_write(state_dir).in_state_dir(state_dir)
 }
 
 /// How the IR of a reactor was obtained.
@@ -284,9 +272,7 @@ pub fn ensure_compiled(
                         api_key.map(|k| vec![k.expose_secret()]).unwrap_or_default();
                     compile_failure_redacted(failure_prefix, &e, &secrets)
                 })?;
-            compiled
-                .write_cache(&spec.state_dir, jiff::Timestamp::now())
-                .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+            compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
             let loaded = load_ir(&spec.state_dir).map_err(|r| {
                 HostError::internal(format!("the compile cache just written does not load: {r}"))
             })?;
@@ -376,8 +362,7 @@ pub fn open_reactor(
     progress: &Progress,
 ) -> Result<(Reactor, Vec<OpenNote>), HostError> {
     let ir = loaded.ir.to_ir();
-    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)
-        .map_err(|e| HostError::state(format!("{e}; run `reactor compile --force`")))?;
+    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)?;
     let secrets: Vec<String> = key
         .map(|k| vec![k.expose_secret().to_string()])
         .unwrap_or_default();
@@ -419,10 +404,7 @@ pub fn open_reactor(
             ..ReactorOptions::default()
         },
     )
-    .map_err(|e| match e {
-        crate::core::CoreError::Ledger(le) => HostError::ledger(&spec.state_dir, &le),
-        other => HostError::state(other.to_string()),
-    })?;
+    .in_state_dir(&spec.state_dir)?;
     for g in &spec.gateways {
         reactor.rebuild_cursor(&g.node, &g.source_id);
     }

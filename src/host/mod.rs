@@ -3,7 +3,8 @@
 //!
 //! * [`cli`] dispatches one module per verb and maps errors to exit codes; [`args`] holds the
 //!   argument helpers every verb's parser uses (global flags anywhere); [`output`] holds the
-//!   report conventions; [`error`] the error type.
+//!   report conventions and [`report`] the typed reports every verb prints (text and `--json`
+//!   from one value); [`error`] the error type.
 //! * [`config`] is `reactor.yml` (typed, validated, with `reactor.yml:<line>:<col>: <key path>`
 //!   errors) over the located YAML tree of [`yaml`]; [`project`] resolves the project
 //!   directory, state directories and reactors (run/trigger/serve build on it).
@@ -24,6 +25,7 @@ pub mod connectors;
 pub mod daemon;
 pub mod doctor;
 pub mod error;
+pub mod events;
 pub mod hosted;
 pub mod init;
 pub mod inspect;
@@ -34,6 +36,7 @@ pub mod progress;
 pub mod project;
 pub mod queue;
 pub mod receipts;
+pub mod report;
 pub mod rollup;
 pub mod run;
 pub mod serve;

@@ -17,11 +17,14 @@
 
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::{is_known_node, unknown_node};
-use crate::host::output::{self, Report, pair};
-use crate::replay::trail::chain_json;
+use crate::host::output::Report;
+use crate::host::report::{ChainReport, VerbReport, print};
+use crate::host::rollup::Tokens;
 
 /// `reactor trace --help`.
 pub const HELP: &str = "reactor trace — per-node receipt chains
@@ -53,9 +56,83 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     Ok(a)
 }
 
+/// One step of a node's chain: JSON `{"index", "wake_source", "status", "surprise_cause",
+/// "cost", "content_hash", "prev", "reason"?}`; `index` is the position within the chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceStep {
+    /// Position within the node's chain.
+    pub index: usize,
+    /// The wake source.
+    pub wake_source: String,
+    /// The receipt status.
+    pub status: String,
+    /// The surprise cause.
+    pub surprise_cause: String,
+    /// The receipt's tokens.
+    pub cost: Tokens,
+    /// The stored content hash.
+    pub content_hash: Option<String>,
+    /// The stored `prev`.
+    pub prev: Option<String>,
+    /// The failure reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One node's trace: JSON `{"node", "steps", "chain"}`.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeTrace {
+    /// The node.
+    pub node: String,
+    /// Its receipts in chain order.
+    pub steps: Vec<TraceStep>,
+    /// The chain verdict.
+    pub chain: ChainReport,
+}
+
+/// The `trace` report (HOST.md §8.10). JSON: `{"traces": [...]}`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceReport {
+    /// One trace per node, in order of first appearance.
+    pub traces: Vec<NodeTrace>,
+}
+
+impl VerbReport for TraceReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("trace");
+        if self.traces.is_empty() {
+            r.line(2, "(no receipts)");
+        }
+        for t in &self.traces {
+            let verdict = if t.chain.ok { "ok" } else { "BROKEN" };
+            r.line(2, format!("{}  (chain {verdict})", t.node));
+            for s in &t.steps {
+                r.line(
+                    4,
+                    format!(
+                        "#{} {} wake={} cause={} {}",
+                        s.index,
+                        s.status,
+                        s.wake_source,
+                        s.surprise_cause,
+                        s.cost.pair()
+                    ),
+                );
+                if let Some(reason) = &s.reason {
+                    r.line(6, format!("reason: {reason}"));
+                }
+            }
+            for err in &t.chain.errors {
+                r.line(4, format!("! {err}"));
+            }
+        }
+        r.finish()
+    }
+}
+
 /// Runs `trace`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("trace")?;
+    let (_, reactor) = g.select_reader("trace")?;
     let state_dir = &reactor.state_dir;
     let trail = crate::host::logs::read_trail(state_dir)?;
     let nodes: Vec<String> = match &a.node {
@@ -67,62 +144,30 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         None => trail.nodes().into_iter().map(str::to_string).collect(),
     };
-    let mut r = Report::new("trace");
-    let mut traces = Vec::new();
-    if nodes.is_empty() {
-        r.line(2, "(no receipts)");
-    }
-    for node in &nodes {
-        let verdict = trail.verify_chain(node);
-        r.line(
-            2,
-            format!(
-                "{node}  (chain {})",
-                if verdict.ok { "ok" } else { "BROKEN" }
-            ),
-        );
-        let mut steps = Vec::new();
-        for (i, e) in trail.entries_of(node).enumerate() {
-            r.line(
-                4,
-                format!(
-                    "#{i} {} wake={} cause={} {}",
-                    e.status,
-                    e.wake_source,
-                    e.surprise_cause,
-                    pair(e.fresh, e.reused)
-                ),
-            );
-            if let Some(reason) = &e.reason {
-                r.line(6, format!("reason: {reason}"));
-            }
-            let mut step = serde_json::json!({
-                "index": i,
-                "wake_source": e.wake_source,
-                "status": e.status,
-                "surprise_cause": e.surprise_cause,
-                "cost": {"fresh": e.fresh, "reused": e.reused},
-                "content_hash": e.content_hash,
-                "prev": e.prev,
-            });
-            if let (Some(reason), Some(o)) = (&e.reason, step.as_object_mut()) {
-                o.insert("reason".into(), reason.clone().into());
-            }
-            steps.push(step);
-        }
-        for err in &verdict.errors {
-            r.line(4, format!("! {err}"));
-        }
-        traces.push(serde_json::json!({
-            "node": node,
-            "steps": steps,
-            "chain": chain_json(&verdict),
-        }));
-    }
-    if g.json {
-        output::print_json(&serde_json::json!({ "traces": traces }))?;
-    } else {
-        output::write_stdout(r.as_str())?;
-    }
+    let traces = nodes
+        .into_iter()
+        .map(|node| NodeTrace {
+            steps: trail
+                .entries_of(&node)
+                .enumerate()
+                .map(|(i, e)| TraceStep {
+                    index: i,
+                    wake_source: e.wake_source.clone(),
+                    status: e.status.clone(),
+                    surprise_cause: e.surprise_cause.clone(),
+                    cost: Tokens {
+                        fresh: e.fresh,
+                        reused: e.reused,
+                    },
+                    content_hash: e.content_hash.clone(),
+                    prev: e.prev.clone(),
+                    reason: e.reason.clone(),
+                })
+                .collect(),
+            chain: ChainReport::from(&trail.verify_chain(&node)),
+            node,
+        })
+        .collect();
+    print(&TraceReport { traces }, g.json)?;
     Ok(ExitCode::SUCCESS)
 }

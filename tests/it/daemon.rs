@@ -13,6 +13,7 @@ use reactor::format::json::{self, Value};
 use reactor::format::receipt::WakeSource;
 use reactor::format::topology::{Edge, TopologyNode};
 use reactor::host::daemon::{Daemon, router};
+use reactor::host::events::Out;
 use reactor::host::hosted::HostedReactor;
 use reactor::host::queue::TaskPool;
 use reactor::http::{BearerAuth, Server, ServerConfig};
@@ -94,6 +95,7 @@ fn host(names: &[&str], auth: Option<&str>) -> Host {
         pool: Arc::new(TaskPool::new(names.len(), 1)),
         single: names.len() == 1,
         stopping: Arc::new(AtomicBool::new(false)),
+        out: Out::Silent,
     });
     let server = Server::start(
         ServerConfig::default(),

@@ -100,7 +100,11 @@ fn help_and_version_exit_0() {
     for args in [&["--help"][..], &["-h"], &["help"], &["--json", "-h"]] {
         let o = reactor(args);
         assert_eq!(o.code, 0, "{args:?}");
-        assert!(o.stdout.starts_with("reactor — "), "{args:?}: {}", o.stdout);
+        assert!(
+            o.stdout.starts_with("Usage: reactor [global flags] <verb>"),
+            "{args:?}: {}",
+            o.stdout
+        );
         assert!(o.stdout.contains("receipts [list|verify|cost]"));
     }
     for args in [
@@ -359,6 +363,8 @@ fn every_example_reactor_yml_is_accepted() {
         }
         seen += 1;
         let st = tempfile::tempdir().unwrap();
+        std::fs::create_dir(st.path().join("s")).unwrap();
+        std::fs::write(st.path().join("s/receipts.json"), "[]\n").unwrap();
         let o = reactor(&[
             "status",
             "--project",
@@ -839,12 +845,13 @@ fn offline_verbs_over_a_project_ledger() {
     assert_eq!(
         o.stdout,
         format!(
-            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n",
+            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n\n  world-model    {}… (published, 1 file)\n    truth.json   19 bytes\n      {{\n        \"digest\": \"1 item\"\n      }}\n",
             ContractSet::load(&f.project)
                 .unwrap()
                 .get("digest")
                 .unwrap()
                 .fingerprint(),
+            &dv[..15],
             &dv[..15]
         )
     );
@@ -1244,13 +1251,20 @@ fn corrupt_ledgers_and_topologies_are_errors() {
 
 #[test]
 fn empty_and_missing_state_dirs() {
+    // A project that has not run yet (the default state dir absent), and one whose configured
+    // state dir is an empty directory: the offline verbs read an empty ledger (HOST.md §8.7).
     let d = tempfile::tempdir().unwrap();
-    let missing = d.path().join("missing");
-    let empty = d.path().join("empty");
-    std::fs::create_dir(&empty).unwrap();
-    for sd in [&missing, &empty] {
+    let fresh = d.path().join("fresh");
+    let configured = d.path().join("configured");
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::create_dir_all(configured.join("empty")).unwrap();
+    std::fs::write(configured.join("reactor.yml"), "state:\n  dir: empty\n").unwrap();
+    for (proj, sd) in [
+        (&fresh, fresh.join(".reactor")),
+        (&configured, configured.join("empty")),
+    ] {
         let s = sd.to_str().unwrap();
-        let o = reactor_in(d.path(), &["status", "--state-dir", s]);
+        let o = reactor_in(proj, &["status"]);
         assert_eq!(o.code, 0, "{}", o.stderr);
         assert_eq!(
             o.stdout,
@@ -1258,45 +1272,45 @@ fn empty_and_missing_state_dirs() {
                 "reactor status\n\n  state dir      {s}\n  compiled       no\n  topology       (none)\n  writer         none\n\n  receipts       0\n  run cost       fresh=0 reused=0\n  dispositions   rendered=0 skipped=0 failed=0\n"
             )
         );
-        let v = reactor_in(d.path(), &["status", "--state-dir", s, "--json"]).json();
+        let v = reactor_in(proj, &["status", "--json"]).json();
         assert_eq!(v["freshness"], "absent");
         assert_eq!(v["compiled"], false);
         assert_eq!(v["run"]["receipts"], 0);
-        let o = reactor_in(d.path(), &["receipts", "verify", "--state-dir", s]);
+        let o = reactor_in(proj, &["receipts", "verify"]);
         assert_eq!(o.code, 1);
         assert_eq!(
             o.stdout,
             "reactor receipts verify\n\n  no receipts found in this state dir — nothing to verify\n"
         );
-        let v = reactor_in(
-            d.path(),
-            &["receipts", "verify", "--state-dir", s, "--json"],
-        )
-        .json();
+        let v = reactor_in(proj, &["receipts", "verify", "--json"]).json();
         assert_eq!(
             (v["ok"].clone(), v["empty"].clone()),
             (serde_json::json!(false), serde_json::json!(true))
         );
-        let o = reactor_in(d.path(), &["logs", "--state-dir", s]);
+        let o = reactor_in(proj, &["logs"]);
         assert_eq!(o.stdout, "reactor logs\n\n  (no receipts)\n");
-        let o = reactor_in(d.path(), &["trace", "--state-dir", s]);
+        let o = reactor_in(proj, &["trace"]);
         assert_eq!(o.stdout, "reactor trace\n\n  (no receipts)\n");
-        let o = reactor_in(d.path(), &["receipts", "cost", "--state-dir", s]);
+        let o = reactor_in(proj, &["receipts", "cost"]);
         assert_eq!(o.code, 0);
         assert_eq!(
             o.stdout,
             "reactor receipts cost\n\n  receipts       0\n  run cost       fresh=0 reused=0\n  dispositions   rendered=0 skipped=0 failed=0\n"
         );
-        let o = reactor_in(d.path(), &["topology", "--state-dir", s]);
+        let o = reactor_in(proj, &["topology"]);
         assert_eq!(o.code, 1);
-        let o = reactor_in(d.path(), &["inspect", "x", "--state-dir", s]);
+        let o = reactor_in(proj, &["inspect", "x"]);
         assert_eq!(o.code, 1);
         assert_eq!(
             o.stderr,
             "reactor: error: unknown node 'x'\nhint: this state dir has no compiled topology; run `reactor compile` first\n"
         );
     }
-    assert!(!missing.exists(), "a reader created the state dir");
+    assert!(
+        !fresh.join(".reactor").exists(),
+        "a reader created the state dir"
+    );
+    let empty = configured.join("empty");
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
     // A zero-length ledger is an empty ledger with a note.
     std::fs::write(empty.join("receipts.json"), b"").unwrap();
