@@ -15,6 +15,7 @@ mod dist;
 mod fixtures;
 mod host_cli;
 mod host_compile;
+mod host_operate;
 mod host_ops;
 mod host_serve;
 mod hostile_http;

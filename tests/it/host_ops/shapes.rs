@@ -180,6 +180,8 @@ fn doctor_and_compile_check_keep_their_members_in_order() {
         "transport",
         "baseUrl",
         "apiKeyEnv",
+        "endpoint",
+        "sources",
         "liveKeyPresent",
         "offlineForced",
         "systemPrompt",
@@ -196,6 +198,16 @@ fn doctor_and_compile_check_keep_their_members_in_order() {
         &[
             ("", top),
             ("config", &["path", "present", "ok"]),
+            (
+                "sources",
+                &[
+                    "provider",
+                    "base_url",
+                    "api_key_env",
+                    "render_model",
+                    "compile_model",
+                ],
+            ),
             ("systemPrompt", &["source", "ok"]),
             ("stateDir", &["path", "exists", "writable"]),
         ],
