@@ -25,6 +25,8 @@ pub struct Globals {
     pub json: bool,
     /// `--offline` (see [`Globals::offline`] for the environment variable).
     pub offline_flag: bool,
+    /// `-q` / `--quiet`: no progress display or progress lines on stderr (issue 8 item 2).
+    pub quiet: bool,
     /// `-h` / `--help` was given.
     pub help: bool,
     /// `-V` / `-v` / `--version` was given.
@@ -128,11 +130,12 @@ impl Globals {
                     self.reactor = Some(v);
                     Ok(true)
                 }
-                "json" | "offline" | "help" | "version" => {
+                "json" | "offline" | "quiet" | "help" | "version" => {
                     refuse_attached(p, &format!("--{l}"), verb)?;
                     match l.as_str() {
                         "json" => self.json = true,
                         "offline" => self.offline_flag = true,
+                        "quiet" => self.quiet = true,
                         "help" => self.help = true,
                         _ => self.version = true,
                     }
@@ -140,6 +143,10 @@ impl Globals {
                 }
                 _ => Ok(false),
             },
+            OwnedArg::Short('q') => {
+                self.quiet = true;
+                Ok(true)
+            }
             OwnedArg::Short('h') => {
                 self.help = true;
                 Ok(true)

@@ -45,6 +45,8 @@ Global flags (before or after the verb):
   --reactor <name>    One entry of the reactors: list
   --json              Print exactly one JSON document
   --offline           No model request and no http connector fetch (REACTOR_OFFLINE=1)
+  -q, --quiet         No progress on stderr (shown live on a terminal, one line per
+                      finished session or render otherwise)
   -h, --help          This help; `reactor help <verb>` or `reactor <verb> --help` for a verb
   -V, -v, --version   Print the version
 

@@ -48,13 +48,15 @@ use std::process::ExitCode;
 use serde::Serialize;
 
 use crate::compile::{
-    CacheKey, Compiled, Freshness, LoadedIr, StepCost, TopologySummary, compile_project, freshness,
+    CacheKey, Compiled, Freshness, LoadedIr, StepCost, TopologySummary, compile_project_observed,
+    freshness,
 };
 use crate::format::sanitize::redact;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{ModelPlan, compile_failure_redacted, load_contracts, take_lock};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
+use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
 use crate::host::report::{VerbReport, print};
 use crate::host::rollup::Tokens;
@@ -416,12 +418,20 @@ pub fn compile_reactor(
     spec: &ReactorSpec,
     plan: &ModelPlan,
     args: &Args,
+    progress: &Progress,
 ) -> Result<CompileReport, HostError> {
     let multi = project.multi;
     let set = load_contracts(spec)?;
     let settings = plan.compile_settings()?;
     let key = settings.cache_key(&set);
     let current = freshness(&spec.state_dir, &key);
+    // A cache that will be used but came from another provider or endpoint (issue 8 item 6).
+    if let Freshness::Fresh(loaded) = &current
+        && !args.force
+        && let Some(w) = plan.endpoint_drift(&loaded.manifest)
+    {
+        crate::host::output::warn(&w);
+    }
     if args.check {
         return Ok(match current {
             Freshness::Fresh(loaded) => CompileReport::cache_hit(spec, multi, &key, &loaded),
@@ -456,9 +466,14 @@ pub fn compile_reactor(
     crate::host::boot::check_ledger(&spec.state_dir)?;
     let secret = api_key.expose_secret().to_string();
     let secrets = [secret.as_str()];
-    let client = plan.client(Some(api_key))?;
-    let compiled = compile_project(&set, &settings, client.as_ref())
-        .map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
+    let client = progress.client(plan.client(Some(api_key))?);
+    progress.phase("sessions", Some(Progress::sessions_of(&set)));
+    let compiled = compile_project_observed(&set, &settings, client.as_ref(), &mut |step| {
+        progress.session_done(step)
+    });
+    progress.finish();
+    let compiled =
+        compiled.map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
     compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
     if let Some(reason) = freshness(&spec.state_dir, &key).reason() {
         return Err(HostError::internal(format!(
@@ -477,8 +492,10 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         None => project.reactors.iter().collect(),
     };
     let plan = ModelPlan::resolve(&project, offline)?;
+    // One display per reactor (each compile clears its own when done).
+    let progress = || Progress::for_verb("compile", g.json, g.quiet);
     if targets.len() == 1 {
-        let report = compile_reactor(&project, targets[0], &plan, &a)?;
+        let report = compile_reactor(&project, targets[0], &plan, &a, &progress())?;
         emit(&report, g.json)?;
         return Ok(ExitCode::from(report.exit_code()));
     }
@@ -486,7 +503,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let mut worst = 0u8;
     let mut documents = Vec::with_capacity(targets.len());
     for spec in targets {
-        match compile_reactor(&project, spec, &plan, &a) {
+        match compile_reactor(&project, spec, &plan, &a, &progress()) {
             Ok(report) => {
                 worst = worst.max(report.exit_code());
                 if g.json {

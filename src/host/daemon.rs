@@ -14,6 +14,7 @@ use crate::format::address::EMPTY_TREE_ADDRESS;
 use crate::format::json::{self, Value};
 use crate::host::events::{DrainSummary, Event, Out};
 use crate::host::hosted::{HostedReactor, external_wake};
+use crate::host::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics};
 use crate::host::queue::TaskPool;
 use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_segments};
 
@@ -83,6 +84,46 @@ fn get_ok(body: Vec<u8>) -> Response {
 /// with `/{reactor}` on a multi-reactor host (restricted to the hosted names), `GET …/health`
 /// public when `auth` is given, and a fallback that words the namespacing 404s of §10.2.
 pub fn router(daemon: Arc<Daemon>, auth: Option<BearerAuth>) -> Router {
+    router_with_metrics(daemon, auth, None)
+}
+
+/// Wraps a handler so its latency is recorded under the route pattern (when metrics are on).
+fn timed<F>(
+    metrics: &Option<Arc<Metrics>>,
+    route: &str,
+    handler: F,
+) -> impl Fn(&mut Request) -> Response + Send + Sync + 'static
+where
+    F: Fn(&mut Request) -> Response + Send + Sync + 'static,
+{
+    let metrics = metrics.clone();
+    let route = route.to_string();
+    move |req| {
+        let started = Instant::now();
+        let resp = handler(req);
+        if let Some(m) = &metrics {
+            m.http_request(req.method(), &route, resp.status(), started.elapsed());
+        }
+        resp
+    }
+}
+
+/// `GET /metrics` (`serve --metrics`): the queue depths are read at scrape time, then the
+/// whole registry is encoded in the Prometheus text format.
+fn metrics_view(d: &Daemon, m: &Metrics) -> Response {
+    for h in &d.reactors {
+        m.queue_depth(&h.name, d.pool.depth(h.index));
+    }
+    Response::bytes(200, METRICS_CONTENT_TYPE, m.encode().into_bytes())
+}
+
+/// [`router`], plus `GET /metrics` and the request-latency histogram when `metrics` is given
+/// (`serve --metrics`; the route is never prefixed and sits behind the same auth).
+pub fn router_with_metrics(
+    daemon: Arc<Daemon>,
+    auth: Option<BearerAuth>,
+    metrics: Option<Arc<Metrics>>,
+) -> Router {
     let single = daemon.single;
     let prefix = if single { "" } else { "/{reactor}" };
     let mut r = Router::new()
@@ -105,23 +146,43 @@ pub fn router(daemon: Arc<Daemon>, auth: Option<BearerAuth>) -> Router {
         ("/nodes/{node}", node_view),
     ];
     let d = daemon.clone();
-    r = r.public_route(&["GET"], &format!("{prefix}/health"), move |req| {
-        health(&d, reactor_of(&d, req), req)
-    });
+    let path = format!("{prefix}/health");
+    r = r.public_route(
+        &["GET"],
+        &path,
+        timed(&metrics, &path, move |req| {
+            health(&d, reactor_of(&d, req), req)
+        }),
+    );
     for (path, view) in reads {
         let d = daemon.clone();
-        r = r.get(&format!("{prefix}{path}"), move |req| {
-            view(&d, reactor_of(&d, req), req)
-        });
+        let path = format!("{prefix}{path}");
+        r = r.get(
+            &path,
+            timed(&metrics, &path, move |req| {
+                view(&d, reactor_of(&d, req), req)
+            }),
+        );
     }
     let d = daemon.clone();
-    r = r.post(&format!("{prefix}/trigger/{{node}}"), move |req| {
-        let h = reactor_of(&d, req).clone();
-        let node = req.param("node").unwrap_or_default().to_owned();
-        trigger(&d, &h, &node, req)
-    });
+    let path = format!("{prefix}/trigger/{{node}}");
+    r = r.post(
+        &path,
+        timed(&metrics, &path, move |req| {
+            let h = reactor_of(&d, req).clone();
+            let node = req.param("node").unwrap_or_default().to_owned();
+            trigger(&d, &h, &node, req)
+        }),
+    );
+    if let Some(m) = &metrics {
+        let (d, m2) = (daemon.clone(), m.clone());
+        r = r.get(
+            "/metrics",
+            timed(&metrics, "/metrics", move |_| metrics_view(&d, &m2)),
+        );
+    }
     let d = daemon;
-    r.fallback(move |req| unmatched(&d, req))
+    r.fallback(timed(&metrics, "unmatched", move |req| unmatched(&d, req)))
 }
 
 /// The request path after the `/<reactor>` prefix of a multi-reactor host, segments decoded,
@@ -335,7 +396,10 @@ fn trigger(d: &Daemon, h: &Arc<HostedReactor>, node: &str, req: &mut Request) ->
     let task_data = data.clone();
     let rx = d.pool.submit(h.index, move || {
         let started = Instant::now();
-        external_wake(&task_h, &task_node, task_data.as_ref()).map(|o| (o, started.elapsed()))
+        let woken = external_wake(&task_h, &task_node, task_data.as_ref());
+        let took = started.elapsed();
+        task_h.observe_drain("trigger", took);
+        woken.map(|o| (o, took))
     });
     let (outcome, took) = match rx.recv() {
         Ok(Some(Ok(o))) => o,

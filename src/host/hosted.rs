@@ -75,6 +75,8 @@ pub struct HostedReactor {
     pub view: Arc<RwLock<LedgerView>>,
     /// Last poll start per gateway (index-aligned with `gateways`).
     pub last_poll: std::sync::Mutex<Vec<Option<Instant>>>,
+    /// The daemon's metrics under `serve --metrics` (drain durations).
+    metrics: std::sync::OnceLock<Arc<crate::host::metrics::Metrics>>,
 }
 
 impl std::fmt::Debug for HostedReactor {
@@ -131,6 +133,19 @@ impl HostedReactor {
             gateways,
             view,
             last_poll: std::sync::Mutex::new(vec![None; n]),
+            metrics: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Attaches the daemon's metrics (`serve --metrics`); the first call wins.
+    pub fn set_metrics(&self, metrics: Arc<crate::host::metrics::Metrics>) {
+        let _ = self.metrics.set(metrics);
+    }
+
+    /// Records one drain of this reactor (`trigger` or `poll`) when metrics are on.
+    pub fn observe_drain(&self, trigger: &str, took: Duration) {
+        if let Some(m) = self.metrics.get() {
+            m.drain(&self.name, trigger, took);
         }
     }
 

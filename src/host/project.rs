@@ -231,9 +231,14 @@ impl Project {
         })
     }
 
-    /// The `model.*` values for [`crate::model::ProviderConfig::resolve`].
+    /// The `model.*` values for [`crate::model::ProviderConfig::resolve`], with the base-URL
+    /// variables of the process environment (`REACTOR_MODEL_BASE_URL`, `OPENAI_BASE_URL`,
+    /// `ANTHROPIC_BASE_URL`).
     pub fn provider_settings(&self) -> ProviderSettings {
-        self.config.model.provider_settings()
+        ProviderSettings {
+            env: crate::model::config::EnvBaseUrls::from_env(),
+            ..self.config.model.provider_settings()
+        }
     }
 
     /// The reactor names, in list order.

@@ -11,6 +11,7 @@ use crate::host::args::{ArgStream, Globals};
 use crate::host::boot::{self, ModelPlan};
 use crate::host::error::HostError;
 use crate::host::output::Report;
+use crate::host::progress::Progress;
 use crate::host::report::{CompileStep, DispositionRow, VerbReport, dispositions_block, print};
 use crate::host::rollup::{CostRollup, Tokens};
 
@@ -123,6 +124,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let key = plan.require_key(&project)?;
     let _lock = boot::take_lock(&spec.state_dir)?;
     let client = plan.client(key.clone())?;
+    let progress = Progress::for_verb("run", g.json, g.quiet);
     let boot::Prepared {
         loaded,
         outcome,
@@ -131,13 +133,18 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         &project,
         &spec,
         &plan,
-        client,
-        key.as_ref(),
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
         "compile failed (the IR is stale and could not be refreshed)",
         |_| Ok(()),
     )?;
     let appended = collect_receipts(&reactor);
-    let results = reactor.boot()?;
+    let results = reactor.boot();
+    progress.finish();
+    let results = results?;
     cleanup_work();
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let dispositions = DispositionRow::of(&results);

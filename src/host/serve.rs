@@ -13,10 +13,12 @@ use crate::format::json;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
 use crate::host::connectors::{ArrivalDrain, ConnectorKind, poll_gateway};
-use crate::host::daemon::{Daemon, router};
+use crate::host::daemon::{Daemon, router_with_metrics};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::events::{DrainSummary, Event, GatewayPoll, Out, PollOutcome};
 use crate::host::hosted::HostedReactor;
+use crate::host::metrics::Metrics;
+use crate::host::progress::Progress;
 use crate::host::queue::TaskPool;
 use crate::host::report::DispositionRow;
 use crate::host::rollup::CostRollup;
@@ -30,7 +32,7 @@ pub const HELP: &str = "reactor serve — the durable host: boot, serve, poll, u
 
 Usage:
   reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]
-                [--auth-token-env <NAME>] [global flags]
+                [--auth-token-env <NAME>] [--metrics] [global flags]
 
 Flags:
   --http <port>            Serve the daemon routes on this port (0 picks a free port)
@@ -38,6 +40,8 @@ Flags:
   --concurrency <n>        Reactors worked on in parallel (default 1)
   --poll-interval <ms>     Sleep between ticks, at least 100 (default 60000)
   --auth-token-env <NAME>  Require `Authorization: Bearer <$NAME>` (at least 16 characters);
+                           requires --http
+  --metrics                Add GET /metrics (Prometheus text format; behind the same auth);
                            requires --http
 
 Routes: POST /trigger/<node>, GET /health /status /cost /topology /receipts /nodes/<node>
@@ -58,6 +62,8 @@ pub struct Args {
     pub poll_interval: u64,
     /// `--auth-token-env`.
     pub auth_token_env: Option<String>,
+    /// `--metrics`: add `GET /metrics` (issue 8 item 10).
+    pub metrics: bool,
 }
 
 impl Default for Args {
@@ -68,6 +74,7 @@ impl Default for Args {
             concurrency: 1,
             poll_interval: 60_000,
             auth_token_env: None,
+            metrics: false,
         }
     }
 }
@@ -138,8 +145,15 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
                 }
                 a.auth_token_env = Some(v);
             }
+            OwnedArg::Long(l) if l == "metrics" => {
+                s.no_value("--metrics")?;
+                a.metrics = true;
+            }
             _ => return Err(s.unexpected(&arg)),
         }
+    }
+    if a.metrics && a.http.is_none() {
+        return Err(HostError::usage("--metrics requires --http", Some("serve")));
     }
     if a.host.is_some() && a.http.is_none() {
         return Err(HostError::usage("--host requires --http", Some("serve")));
@@ -243,16 +257,23 @@ struct Booted {
     stopped: bool,
 }
 
-/// Boots each reactor in configuration order: lock, compile if stale, load, boot drain.
+/// Boots each reactor in configuration order: lock, compile if stale, load, boot drain. The
+/// boot's compile sessions and renders go to `access.progress` (finished before returning);
+/// with `metrics`, every receipt, drain and model request is counted from here on.
 fn boot_reactors(
     project: &crate::host::project::Project,
     plan: &ModelPlan,
-    key: Option<&crate::model::keys::ApiKey>,
+    access: boot::Access<'_>,
+    metrics: Option<&Arc<Metrics>>,
     signals: &crate::http::StopSignals,
     since_start: &Arc<Mutex<CostRollup>>,
     out: &Out,
 ) -> Result<Booted, HostError> {
-    let client = plan.client(key.cloned())?;
+    let boot::Access {
+        client,
+        key,
+        progress,
+    } = access;
     let mut booted = Booted {
         locks: Vec::new(),
         hosted: Vec::new(),
@@ -265,8 +286,11 @@ fn boot_reactors(
             project,
             spec,
             plan,
-            client.clone(),
-            key,
+            boot::Access {
+                client: client.clone(),
+                key,
+                progress,
+            },
             "compile failed",
             |_| Ok(()),
         )
@@ -284,6 +308,10 @@ fn boot_reactors(
         .reactor;
         let tap = since_start.clone();
         reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
+        if let Some(m) = metrics {
+            let (m, name) = (m.clone(), spec.name.clone());
+            reactor.on_receipt(move |r| m.receipt(&name, r));
+        }
         let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
         let h = Arc::new(HostedReactor::new(
             &spec.name,
@@ -291,16 +319,21 @@ fn boot_reactors(
             Arc::new(reactor),
             gateways,
         ));
+        if let Some(m) = metrics {
+            h.set_metrics(m.clone());
+        }
         let results = h.reactor.boot()?;
         let rows = DispositionRow::of(&results);
         let count = |d: &str| rows.iter().filter(|r| r.disposition == d).count();
-        out.line(&format!(
-            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
-            spec.name,
-            count("rendered"),
-            count("skipped"),
-            count("failed")
-        ));
+        progress.suspend(|| {
+            out.line(&format!(
+                "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
+                spec.name,
+                count("rendered"),
+                count("skipped"),
+                count("failed")
+            ))
+        });
         out.event(&Event::Booted {
             reactor: &spec.name,
             dispositions: rows,
@@ -311,6 +344,7 @@ fn boot_reactors(
             break;
         }
     }
+    progress.finish();
     Ok(booted)
 }
 
@@ -321,6 +355,7 @@ fn listen(
     port: u16,
     daemon: Arc<Daemon>,
     token: Option<&str>,
+    metrics: Option<Arc<Metrics>>,
     out: &Out,
 ) -> Result<(Server, String), HostError> {
     let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
@@ -333,7 +368,7 @@ fn listen(
             // the viewer: a defence against DNS rebinding reaching POST /trigger.
             ..ServerConfig::default()
         },
-        router(daemon, auth),
+        router_with_metrics(daemon, auth, metrics),
     )
     .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
     let bound = s.local_addr().port();
@@ -419,12 +454,31 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         let files = serve_files.clone();
         signals.on_forced_exit(move || files.remove_all());
     }
+    let metrics = a.metrics.then(|| Arc::new(Metrics::new()));
+    let client = match &metrics {
+        Some(m) => m.client(&plan.config.provider, plan.client(key.clone())?),
+        None => plan.client(key.clone())?,
+    };
+    // Progress of the boot (compile sessions, boot renders); later drains are not shown here.
+    let progress = Progress::for_verb("serve", g.json, g.quiet);
     let since_start = Arc::new(Mutex::new(CostRollup::new()));
     let Booted {
         locks,
         hosted,
         stopped,
-    } = boot_reactors(&project, &plan, key.as_ref(), &signals, &since_start, out)?;
+    } = boot_reactors(
+        &project,
+        &plan,
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
+        metrics.as_ref(),
+        &signals,
+        &since_start,
+        out,
+    )?;
     if stopped {
         out.line("reactor serve — drained in-flight work; exiting.");
         out.event(&Event::Stopped { forced: false });
@@ -441,7 +495,7 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     });
     let (mut server, url) = match a.http {
         Some(port) => {
-            let (s, url) = listen(&a, port, daemon, token.as_deref(), out)?;
+            let (s, url) = listen(&a, port, daemon, token.as_deref(), metrics, out)?;
             (Some(s), Some(url))
         }
         None => (None, None),
@@ -538,6 +592,7 @@ fn tick(
             let as_of = as_of.clone();
             let out = *out;
             let rx = pool.submit(h.index, move || {
+                let started = Instant::now();
                 let mut on_drain = |d: &ArrivalDrain| {
                     let summary = DrainSummary::new(
                         &task_h.name,
@@ -550,16 +605,18 @@ fn tick(
                     out.line(&summary.line("drain"));
                     out.event(&Event::Drain(&summary));
                 };
-                poll_gateway(
+                let polled = poll_gateway(
                     &task_h.reactor,
                     &gw.node,
                     &gw.source_id,
                     &gw.connector,
                     &as_of,
                     &mut on_drain,
-                )
-                .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
-                .map_err(|e| e.to_string())
+                );
+                task_h.observe_drain("poll", started.elapsed());
+                polled
+                    .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
+                    .map_err(|e| e.to_string())
             });
             pending.push((h.name.clone(), source_id, label, Some(rx)));
         }

@@ -15,6 +15,7 @@ use crate::host::daemon::{ErrorReply, TriggerReply};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::hosted::{HostedReactor, NotDelivered, TriggerOutcome, external_wake};
 use crate::host::output::Report;
+use crate::host::progress::Progress;
 use crate::host::report::{CompileStep, DispositionRow, VerbReport, dispositions_block, print};
 use crate::host::rollup::Tokens;
 use crate::host::run::{cleanup_work, collect_receipts, rollup_of};
@@ -199,11 +200,14 @@ impl VerbReport for TriggerReport {
 /// The `data` line of a one-shot trigger (HOST.md §8.5).
 fn data_line(node: &str, w: &TriggerOutcome) -> String {
     match (w.data_delivered, w.not_delivered) {
-        (Some(true), _) => format!(
-            "delivered: staged as arrival {} ({node}::ingress now holds {} items)",
-            w.arrival_id.clone().unwrap_or_default(),
-            w.inbox_len.unwrap_or(0)
-        ),
+        (Some(true), _) => {
+            let n = w.inbox_len.unwrap_or(0);
+            format!(
+                "delivered: staged as arrival {} ({node}::ingress now holds {n} item{})",
+                w.arrival_id.clone().unwrap_or_default(),
+                if n == 1 { "" } else { "s" }
+            )
+        }
         (_, Some(NotDelivered::Duplicate)) => format!(
             "not delivered: duplicate arrival {} (already staged)",
             w.arrival_id.clone().unwrap_or_default()
@@ -278,14 +282,18 @@ fn one_shot(
     boot::load_contracts(spec)?;
     let key = plan.require_key(project)?;
     let client = plan.client(key.clone())?;
+    let progress = Progress::for_verb("trigger", g.json, g.quiet);
     let boot::Prepared {
         outcome, reactor, ..
     } = boot::prepare(
         project,
         spec,
         &plan,
-        client,
-        key.as_ref(),
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
         "compile failed (IR stale)",
         |loaded| match loaded.ir.node(node) {
             Some(_) => Ok(()),
@@ -297,8 +305,10 @@ fn one_shot(
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);
-    let boot_results = hosted.reactor.boot()?;
-    let wake = external_wake(&hosted, node, data.as_ref())?;
+    let boot_results = hosted.reactor.boot().inspect_err(|_| progress.finish())?;
+    let wake = external_wake(&hosted, node, data.as_ref());
+    progress.finish();
+    let wake = wake?;
     cleanup_work();
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let boot = DispositionRow::of(&boot_results);

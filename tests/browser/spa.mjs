@@ -537,7 +537,12 @@ async function run(context, snap, F, ledger) {
 
 /** The inspector is open over the sidebar, and node `id`'s box is inside the graph, uncovered. */
 async function checkPlacement(page, id, what) {
-  await page.waitForTimeout(350); // the slide-in transition
+  // The slide-in transition: wait until it has finished (a fixed pause raced it on a loaded machine).
+  await page.waitForFunction(() => {
+    const el = document.getElementById('inspector');
+    return el.getAnimations().every((a) => a.playState === 'finished');
+  }, null, { timeout: 10000 }).catch(() => {});
+  await page.waitForTimeout(50);
   const r = await page.evaluate((nid) => {
     const box = (el) => {
       const b = el.getBoundingClientRect();

@@ -300,7 +300,7 @@ fn config_errors_exit_1_naming_key_and_line() {
     let cases = [
         (
             "state:\n  dir: ./.reactor\nmodel:\n  provider: openrouter\n  temprature: 0\n",
-            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)\n",
+            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)\n",
         ),
         (
             "sandbox:\n  mode: dokcer\n",
@@ -628,7 +628,7 @@ fn fixture() -> Fixture {
         },
     };
     let at = "2026-06-02T18:00:00Z".parse::<jiff::Timestamp>().unwrap();
-    write_cache(&state, &ir, &key, &cost, at).unwrap();
+    write_cache(&state, &ir, &key, &cost, None, at).unwrap();
 
     let store = WorldModelStore::new(&state);
     let mut versions = BTreeMap::new();

@@ -479,7 +479,7 @@ fn one_shot_trigger_and_run_report_this_invocation() {
     assert!(text.starts_with("reactor trigger\n\n  triggered      inbox\n  payload        {\"id\":\"a\",\"body\":\"x\"}\n"), "{text}");
     assert!(
         text.contains(
-            "  data           delivered: staged as arrival a (inbox::ingress now holds 1 items)"
+            "  data           delivered: staged as arrival a (inbox::ingress now holds 1 item)"
         ),
         "{text}"
     );

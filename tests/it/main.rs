@@ -16,6 +16,7 @@ mod export;
 mod fixtures;
 mod host_cli;
 mod host_compile;
+mod host_operate;
 mod host_ops;
 mod host_serve;
 mod hostile_http;

@@ -7,7 +7,7 @@
 //! file position and the full key path, with the expected set:
 //!
 //! ```text
-//! reactor.yml:7:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)
+//! reactor.yml:7:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)
 //! reactor.yml:14:9: sandbox.mode: invalid value 'dokcer' (expected none, docker or unix-local)
 //! ```
 //!

@@ -1,17 +1,18 @@
 //! The `model:`, `sandbox:`, `state:` and `telemetry:` sections (HOST.md §4.2).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::error::{ConfigFileError, invalid};
 use super::read::{
-    Mapping, integer_in, is_env_var_name, is_provider_label, non_empty_string, number, string,
-    url_value,
+    Mapping, integer_in, is_env_var_name, is_provider_label, non_empty_string, number,
+    parse_duration, string, url_value,
 };
 use super::{
     DEFAULT_MAX_TURNS, DEFAULT_SANDBOX_IMAGE, DEFAULT_SANDBOX_NETWORK, DEFAULT_SHELL_TIMEOUT_MS,
     MAX_TURNS_RANGE, MIN_SHELL_TIMEOUT_MS,
 };
-use crate::host::yaml::{YamlNode, clip};
+use crate::host::yaml::{Pos, YamlNode, clip};
 use crate::model::config::{ConfigError as ProviderError, ProviderConfig, ProviderSettings};
 
 const MODEL_KEYS: &[&str] = &[
@@ -23,7 +24,15 @@ const MODEL_KEYS: &[&str] = &[
     "max_turns",
     "base_url",
     "api_key_env",
+    "max_tokens",
+    "timeout",
+    "connect_timeout",
 ];
+
+/// Bounds of `model.max_tokens`.
+pub const MAX_TOKENS_RANGE: (u32, u32) = (1, 1_048_576);
+/// Longest `model.timeout` / `model.connect_timeout` (24 h).
+pub const MAX_MODEL_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 const SANDBOX_KEYS: &[&str] = &["mode", "image", "network", "shell_timeout_ms"];
 
 /// `sandbox.mode` (HOST.md §4.2).
@@ -76,6 +85,17 @@ pub struct ModelSection {
     pub base_url: Option<String>,
     /// `model.api_key_env`: the key variable overriding the provider's.
     pub api_key_env: Option<String>,
+    /// `model.max_tokens`: the output budget of every request (`1..=1048576`); unset: 16384 on
+    /// Anthropic Messages, not sent on Chat Completions.
+    pub max_tokens: Option<u32>,
+    /// `model.timeout`: the whole-exchange timeout of one provider attempt (default 300 s).
+    pub timeout: Option<Duration>,
+    /// `model.connect_timeout`: the connect timeout of one provider attempt (default 10 s).
+    pub connect_timeout: Option<Duration>,
+    /// Where the `model:` mapping is (for errors about a key it lacks); `None` without one.
+    pub pos: Option<Pos>,
+    /// Where `model.provider` is, when set.
+    pub provider_pos: Option<Pos>,
 }
 
 impl Default for ModelSection {
@@ -89,6 +109,11 @@ impl Default for ModelSection {
             max_turns: DEFAULT_MAX_TURNS,
             base_url: None,
             api_key_env: None,
+            max_tokens: None,
+            timeout: None,
+            connect_timeout: None,
+            pos: None,
+            provider_pos: None,
         }
     }
 }
@@ -111,6 +136,17 @@ impl ModelSection {
             compile_model: self.compile_model.clone(),
             temperature: self.temperature,
             reasoning_effort: self.reasoning_effort.clone(),
+            max_tokens: self.max_tokens,
+            env: Default::default(),
+        }
+    }
+
+    /// Where a missing `model.<key>` belongs: `reactor.yml:<line>:<col>` of `model.provider`
+    /// (which made the key required), else of the `model:` mapping, else the bare file name.
+    pub fn location(&self) -> String {
+        match self.provider_pos.or(self.pos) {
+            Some(p) => format!("{}:{}:{}", super::CONFIG_FILE, p.line, p.column),
+            None => super::CONFIG_FILE.to_string(),
         }
     }
 }
@@ -156,8 +192,10 @@ pub(super) fn parse_model(node: &YamlNode) -> Result<ModelSection, ConfigFileErr
             .map(|v| non_empty_string(v, &m.child(key)))
             .transpose()
     };
+    model.pos = Some(m.pos);
     if let Some(v) = m.get("provider") {
         model.provider = Some(provider_label(v, &m.child("provider"))?);
+        model.provider_pos = Some(v.pos);
     }
     model.render_model = opt_string("render_model")?;
     model.compile_model = opt_string("compile_model")?;
@@ -175,6 +213,17 @@ pub(super) fn parse_model(node: &YamlNode) -> Result<ModelSection, ConfigFileErr
     if let Some(v) = m.get("temperature") {
         let label = model.provider_label().to_string();
         model.temperature = Some(temperature(v, &m.child("temperature"), &label)?);
+    }
+    if let Some(v) = m.get("max_tokens") {
+        let (lo, hi) = MAX_TOKENS_RANGE;
+        model.max_tokens =
+            Some(integer_in(v, &m.child("max_tokens"), lo as u64, hi as u64)? as u32);
+    }
+    if let Some(v) = m.get("timeout") {
+        model.timeout = Some(timeout(v, &m.child("timeout"))?);
+    }
+    if let Some(v) = m.get("connect_timeout") {
+        model.connect_timeout = Some(timeout(v, &m.child("connect_timeout"))?);
     }
     check_provider_table(&m, &model)?;
     Ok(model)
@@ -210,6 +259,22 @@ fn key_variable(v: &YamlNode, path: &str) -> Result<String, ConfigFileError> {
         ));
     }
     Ok(name)
+}
+
+/// `model.timeout` / `model.connect_timeout`: `<integer>` followed by `ms`, `s`, `m` or `h`,
+/// above zero and at most 24 h.
+fn timeout(v: &YamlNode, path: &str) -> Result<Duration, ConfigFileError> {
+    match v.as_str().and_then(parse_duration) {
+        Some(d) if !d.is_zero() && d <= MAX_MODEL_TIMEOUT => Ok(d),
+        _ => {
+            const EXPECTED: &str = "a duration above zero and at most 24h: an integer followed by ms, s, m or h, such as 30s or 5m";
+            let problem = match v.as_str() {
+                Some(s) => format!("invalid value '{}' (expected {EXPECTED})", clip(s, 40)),
+                None => format!("expected {EXPECTED}, got {}", v.describe()),
+            };
+            Err(invalid(v.pos, path, problem))
+        }
+    }
 }
 
 /// `model.temperature`: `0 ≤ t ≤ 2`, or `≤ 1` for `anthropic`.

@@ -110,10 +110,58 @@ fn custom_and_anthropic_providers() {
 }
 
 #[test]
+fn model_timeouts_and_max_tokens() {
+    let c =
+        parse("model:\n  timeout: 5s\n  connect_timeout: 1500ms\n  max_tokens: 4096\n").unwrap();
+    assert_eq!(c.model.timeout, Some(Duration::from_secs(5)));
+    assert_eq!(c.model.connect_timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(c.model.max_tokens, Some(4096));
+    assert_eq!(c.model.provider_settings().max_tokens, Some(4096));
+    let c = parse("model:\n  timeout: 2m\n").unwrap();
+    assert_eq!(c.model.timeout, Some(Duration::from_secs(120)));
+    assert_eq!(c.model.connect_timeout, None);
+    assert_eq!(parse("").unwrap().model.timeout, None);
+    for (text, shown) in [
+        ("0s", "'0s'"),
+        ("5", "'5'"),
+        ("5 s", "'5 s'"),
+        ("-1s", "'-1s'"),
+        ("25h", "'25h'"),
+        ("99999999999999999999h", "'99999999999999999999h'"),
+    ] {
+        assert_eq!(
+            err(&format!("model:\n  timeout: \"{text}\"\n")),
+            format!(
+                "reactor.yml:2:12: model.timeout: invalid value {shown} (expected a duration above zero and at most 24h: an integer followed by ms, s, m or h, such as 30s or 5m)"
+            ),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        err("model:\n  connect_timeout: 10\n"),
+        "reactor.yml:2:20: model.connect_timeout: expected a duration above zero and at most 24h: an integer followed by ms, s, m or h, such as 30s or 5m, got a number (10)"
+    );
+    assert_eq!(
+        err("model:\n  max_tokens: 0\n"),
+        "reactor.yml:2:15: model.max_tokens: invalid value 0 (expected an integer from 1 to 1048576)"
+    );
+    assert!(err("model:\n  max_tokens: 16k\n").starts_with("reactor.yml:2:15: model.max_tokens: "));
+}
+
+#[test]
+fn missing_model_ids_are_located() {
+    let c = parse("state:\n  dir: x\nmodel:\n  provider: openai\n").unwrap();
+    assert_eq!(c.model.location(), "reactor.yml:4:13");
+    let c = parse("model:\n  max_turns: 3\n").unwrap();
+    assert_eq!(c.model.location(), "reactor.yml:2:3");
+    assert_eq!(parse("").unwrap().model.location(), "reactor.yml");
+}
+
+#[test]
 fn unknown_keys_name_the_path_line_and_expected_set() {
     assert_eq!(
         err("model:\n  provider: openrouter\n  temprature: 0\n"),
-        "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)"
+        "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)"
     );
     assert_eq!(
         err("modle:\n  x: 1\n"),

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::{LIVE_MAX_TOKENS, LIVE_PROMPT, LIVE_PURPOSE};
 use crate::format::sanitize::redact;
-use crate::host::boot::http_settings;
+use crate::host::boot::{http_settings, http_settings_for};
+use crate::host::config::ModelSection;
 use crate::model::{Message, ModelClient, ModelRequest, ProviderClient, ProviderConfig, keys};
 
 /// The outcome of the smoke request: JSON `{"ran", "ok", "detail"}`.
@@ -31,10 +32,15 @@ impl LiveSmoke {
     }
 }
 
-/// Sends the smoke request: the render model is asked to reply `ok`, with no tools.
-pub(super) fn live_smoke(config: &ProviderConfig, key: keys::ApiKey) -> LiveSmoke {
+/// Sends the smoke request: the render model is asked to reply `ok`, with no tools, under
+/// `model.timeout` / `model.connect_timeout` of `model` (when the project loaded).
+pub(super) fn live_smoke(
+    config: &ProviderConfig,
+    key: keys::ApiKey,
+    model: Option<&ModelSection>,
+) -> LiveSmoke {
     let secret = key.expose_secret().to_string();
-    let settings = match http_settings() {
+    let settings = match model.map_or_else(http_settings, http_settings_for) {
         Ok(s) => s,
         Err(e) => return LiveSmoke::not_sent(e.message),
     };

@@ -7,6 +7,7 @@
 //!   version        reactor 0.2.0
 //!   config         /abs/proj/reactor.yml (ok)
 //!   provider       openrouter (chat-completions, https://openrouter.ai/api/v1)
+//!   sources        provider reactor.yml, base_url default, api_key_env default, render_model reactor.yml, compile_model reactor.yml
 //!   live key       present (OPENROUTER_API_KEY)
 //!   offline mode   not forced
 //!   system prompt  embedded
@@ -49,7 +50,7 @@ use crate::replay::statedir;
 pub use checks::NotWritable;
 use checks::{IrHealth, StateDirHealth};
 pub use live::LiveSmoke;
-pub use report::{ConfigHealth, DoctorReport, Note, ReactorHealth, SandboxHealth};
+pub use report::{ConfigHealth, DoctorReport, ModelSources, Note, ReactorHealth, SandboxHealth};
 
 /// `reactor doctor --help`.
 pub const HELP: &str = "reactor doctor — check the environment and the project
@@ -147,7 +148,11 @@ fn config_step(g: &Globals) -> Result<ConfigStep, HostError> {
             .require_compile_model()
             .and_then(|_| c.require_render_model())
     {
-        error = Some(e.to_string());
+        // Where the provider that needs the model id is set (issue 8 item 7).
+        error = Some(match &project {
+            Some(p) => format!("{}: {e}", p.config.model.location()),
+            None => e.to_string(),
+        });
     }
     let present = project
         .as_ref()
@@ -221,6 +226,8 @@ fn compile_settings(c: &ConfigStep, offline: bool) -> Result<CompileSettings, Ho
             .map(|p| p.config.model.max_turns)
             .unwrap_or_default(),
         offline,
+        http: crate::model::HttpSettings::default(),
+        location: String::new(),
     }
     .compile_settings()
 }
@@ -281,7 +288,11 @@ fn live_step(
         return LiveSmoke::not_sent("the configuration is invalid");
     };
     match key {
-        Some(Ok(Some(found))) => live::live_smoke(config, found.key),
+        Some(Ok(Some(found))) => live::live_smoke(
+            config,
+            found.key,
+            c.project.as_ref().map(|p| &p.config.model),
+        ),
         _ => LiveSmoke::not_sent(format!("{} is not set", config.api_key_env)),
     }
 }
@@ -292,7 +303,12 @@ pub fn gather(a: &Args, g: &Globals) -> Result<DoctorReport, HostError> {
     let mut problems: Vec<String> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
     if let Some(e) = &c.health.error {
-        problems.push(format!("reactor.yml: {e}"));
+        // Errors located in the file already start with `reactor.yml:<line>:<col>:`.
+        problems.push(if e.starts_with(CONFIG_FILE) {
+            e.clone()
+        } else {
+            format!("{CONFIG_FILE}: {e}")
+        });
         missing.push("the configuration is invalid".into());
     }
     let reactors: Vec<ReactorSpec> = match (&c.project, g.reactor.as_deref()) {
@@ -361,6 +377,8 @@ pub fn gather(a: &Args, g: &Globals) -> Result<DoctorReport, HostError> {
         transport: c.provider.as_ref().map(|p| transport_name(p.transport)),
         base_url: c.provider.as_ref().map(|p| p.base_url.clone()),
         api_key_env: c.provider.as_ref().map(|p| p.api_key_env.clone()),
+        endpoint: c.provider.as_ref().map(|p| p.endpoint()),
+        sources: c.provider.as_ref().map(|p| ModelSources(p.sources)),
         config: c.health,
         live_key_present: key_present,
         offline_forced: offline,

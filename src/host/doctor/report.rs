@@ -2,11 +2,13 @@
 //! the `--json` document.
 
 use serde::Serialize;
+use serde::ser::SerializeMap;
 
 use super::checks::{IrHealth, PromptHealth, StateDirHealth};
 use super::live::LiveSmoke;
 use crate::host::output::Report;
 use crate::host::report::{VerbReport, WriterInfo, writer_line};
+use crate::model::config::ValueSources;
 
 /// `reactor.yml`: JSON `{"path", "present", "ok", "error"?}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -69,19 +71,38 @@ impl Serialize for Note {
     }
 }
 
+/// Where each model value came from (issue 8 item 5): JSON `{"provider", "base_url",
+/// "api_key_env", "render_model", "compile_model"}`, each `"default"`, `"reactor.yml"` or the
+/// environment variable's name; the text line is `provider reactor.yml, base_url …, …`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelSources(pub ValueSources);
+
+impl Serialize for ModelSources {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let pairs = self.0.pairs();
+        let mut m = s.serialize_map(Some(pairs.len()))?;
+        for (key, source) in pairs {
+            m.serialize_entry(key, source.label())?;
+        }
+        m.end()
+    }
+}
+
 fn single(reactors: &[ReactorHealth]) -> bool {
     reactors.len() <= 1
 }
 
 /// The `doctor` report. JSON (one document, also when unhealthy): `{"version", "config":
 /// {"path", "present", "ok", "error"?}, "provider", "transport", "baseUrl", "apiKeyEnv",
-/// "liveKeyPresent", "offlineForced", "systemPrompt": {"source", "ok"}, "sandbox": {"mode",
+/// "endpoint", "sources": {"provider", "base_url", "api_key_env", "render_model",
+/// "compile_model"}, "liveKeyPresent", "offlineForced", "systemPrompt": {"source", "ok"}, "sandbox": {"mode",
 /// "dockerAvailable"?}, "stateDir": {"path", "exists", "writable"}, "writer": {"pid",
 /// "daemon", "url"?}|null, "ir": {"freshness": "fresh"|"stale"|"absent"|"no-contracts"|
 /// "invalid"|"unknown", "reason"?, "contracts", "nodes"?, "edges"?}, "notes": [...],
 /// "live"?: {"ran", "ok", "detail"}, "healthyForOffline", "healthyForLive",
 /// "reactors"?: [{"reactor", "stateDir", "writer", "ir"}]}` (`provider`, `transport`,
-/// `baseUrl` and `apiKeyEnv` are `null` when the configuration is invalid; `stateDir`,
+/// `baseUrl`, `apiKeyEnv`, `endpoint` and `sources` are `null` when the configuration is
+/// invalid; `stateDir`,
 /// `writer` and `ir` describe the first reactor; `reactors` only with several).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -98,6 +119,10 @@ pub struct DoctorReport {
     pub base_url: Option<String>,
     /// The key variable.
     pub api_key_env: Option<String>,
+    /// The URL requests go to (`<base_url>[/v1]<path>`).
+    pub endpoint: Option<String>,
+    /// Where each model value came from.
+    pub sources: Option<ModelSources>,
     /// The key is set (never the key).
     pub live_key_present: bool,
     /// Offline mode is forced.
@@ -156,6 +181,11 @@ impl VerbReport for DoctorReport {
         r.field("version", format!("reactor {}", self.version))
             .field("config", &self.config.text)
             .field("provider", &self.provider_text)
+            .field(
+                "sources",
+                self.sources
+                    .map_or_else(|| INVALID.to_string(), |s| s.0.describe()),
+            )
             .field("live key", &self.key_text)
             .field("offline mode", &self.offline_text)
             .field("system prompt", &self.system_prompt.text)

@@ -202,6 +202,8 @@ fn doctor_and_compile_check_keep_their_members_in_order() {
         "transport",
         "baseUrl",
         "apiKeyEnv",
+        "endpoint",
+        "sources",
         "liveKeyPresent",
         "offlineForced",
         "systemPrompt",
@@ -218,6 +220,16 @@ fn doctor_and_compile_check_keep_their_members_in_order() {
         &[
             ("", top),
             ("config", &["path", "present", "ok"]),
+            (
+                "sources",
+                &[
+                    "provider",
+                    "base_url",
+                    "api_key_env",
+                    "render_model",
+                    "compile_model",
+                ],
+            ),
             ("systemPrompt", &["source", "ok"]),
             ("stateDir", &["path", "exists", "writable"]),
         ],
