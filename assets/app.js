@@ -2345,6 +2345,9 @@
     );
     let drag = null;
     svg.addEventListener('pointerdown', (e) => {
+      // A new press is never the click that ends an earlier pan: clear its suppression here, not
+      // only on a timer (input can overtake a 0 ms timer, and a quick click was then lost).
+      S.suppressClick = false;
       if (e.button !== 0 || !S.view) return;
       const m = viewMapOf(shownView());
       drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, shownView()), scale: m.s, panning: false };
