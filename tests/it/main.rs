@@ -22,6 +22,7 @@ mod hostile_http;
 mod http_layer;
 mod ledger_refusal;
 mod model_providers;
+mod parallel;
 mod reader_growth;
 mod render_loop;
 mod simple_formats;
