@@ -23,6 +23,7 @@ mod http_layer;
 mod ledger_refusal;
 mod model_providers;
 mod parallel;
+mod parallel_agent;
 mod reader_growth;
 mod render_loop;
 mod simple_formats;
