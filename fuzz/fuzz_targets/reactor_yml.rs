@@ -39,7 +39,8 @@ fuzz_target!(|bytes: &[u8]| {
     if let Err(e) = &parsed {
         let message = e.to_string();
         assert!(message.starts_with("reactor.yml:"), "{message}");
-        let lines = text.split('\n').count() as u64;
+        // YAML line breaks: LF, CRLF and a lone CR.
+        let lines = text.replace("\r\n", "\n").split(['\n', '\r']).count() as u64;
         if let ConfigFileError::Yaml { line, .. } | ConfigFileError::Invalid { line, .. } = e {
             assert!(*line <= lines + 1, "line {line} of {lines}: {message}");
         }
