@@ -312,6 +312,26 @@ impl<'a> ArgStream<'a> {
         }
     }
 
+    /// The value of `--parallel-renders`: an integer within
+    /// [`PARALLEL_RENDERS_RANGE`](crate::host::config::PARALLEL_RENDERS_RANGE) (1–64); anything
+    /// else is a usage error naming the flag (exit 2).
+    pub fn parallel_renders(&mut self) -> Result<usize, HostError> {
+        let v = self.value("--parallel-renders")?;
+        let (lo, hi) = crate::host::config::PARALLEL_RENDERS_RANGE;
+        v.parse::<usize>()
+            .ok()
+            .filter(|n| (lo..=hi).contains(n) && v.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                HostError::usage(
+                    format!(
+                        "--parallel-renders: '{}' is not an integer from {lo} to {hi}",
+                        crate::host::yaml::clip(&v, 40)
+                    ),
+                    Some(self.verb),
+                )
+            })
+    }
+
     /// The usage error for a missing positional argument.
     pub fn missing(&self, what: &str) -> HostError {
         HostError::usage(format!("missing argument {what}"), Some(self.verb))

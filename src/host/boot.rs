@@ -41,6 +41,8 @@ pub struct ModelPlan {
     pub http: HttpSettings,
     /// Where a missing model id belongs in `reactor.yml` (`reactor.yml:3:13`).
     pub location: String,
+    /// Renders a drain runs at once: `--parallel-renders`, else `model.parallel_renders`.
+    pub parallel_renders: usize,
 }
 
 impl ModelPlan {
@@ -56,7 +58,16 @@ impl ModelPlan {
             offline,
             http: http_settings_for(&project.config.model)?,
             location: project.config.model.location(),
+            parallel_renders: project.config.model.parallel_renders,
         })
+    }
+
+    /// Applies `--parallel-renders` when given.
+    pub fn with_parallel_renders(mut self, flag: Option<usize>) -> ModelPlan {
+        if let Some(n) = flag {
+            self.parallel_renders = n;
+        }
+        self
     }
 
     /// A missing model id as a configuration error naming the place in `reactor.yml` and
@@ -401,6 +412,7 @@ pub fn open_reactor(
         ReactorOptions {
             sync: SyncPolicy::Group,
             secrets,
+            parallel_renders: plan.parallel_renders,
             ..ReactorOptions::default()
         },
     )

@@ -263,12 +263,14 @@ fn status(d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
         nodes: usize,
         queue_depth: usize,
         cost: &'a crate::host::rollup::CostRollup,
+        in_flight: Vec<crate::host::inflight::InFlightJson>,
     }
     get_ok(json::to_js_compact(&Status {
         reactor: &h.name,
         nodes: h.reactor.mounted().nodes.len(),
         queue_depth: d.pool.depth(h.index),
         cost: &view.rollup,
+        in_flight: crate::host::inflight::in_flight_json(&h.reactor),
     }))
 }
 

@@ -14,7 +14,8 @@
 //!   [`crate::replay::statedir`] for topology, manifest, writer and world-models), with
 //!   [`rollup`] (the host cost rollup).
 //! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
-//!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
+//!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes); [`inflight`] shows the
+//!   renders in flight (`/status`, and the `in-flight.json` every writer keeps for `status`).
 
 pub mod args;
 pub mod boot;
@@ -27,6 +28,7 @@ pub mod doctor;
 pub mod error;
 pub mod events;
 pub mod hosted;
+pub mod inflight;
 pub mod init;
 pub mod inspect;
 pub mod logs;

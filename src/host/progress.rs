@@ -14,7 +14,8 @@
 //!
 //! The hooks are decorators, so neither `compile`, `model` nor `core` knows about the display:
 //! [`ProgressClient`] wraps the model client (current request, seconds waited, tokens so far),
-//! [`ProgressRender`] wraps core's `Render` seam (renders done, current node), and the compile
+//! [`ProgressRender`] wraps core's `Render` seam (renders done, the nodes rendering now — with
+//! parallel renders the line reads `· 3 renders in flight: a, b, c`), and the compile
 //! step observer calls [`Progress::session_done`].
 
 use std::fmt::Write as _;
@@ -64,6 +65,9 @@ struct State {
     reused: u64,
     /// Start of each request in flight (renders run in parallel under `serve`).
     waiting: Vec<(u64, Instant)>,
+    /// The nodes rendering now, in start order (a drain renders up to
+    /// `model.parallel_renders` at once).
+    rendering: Vec<String>,
     next_request: u64,
     /// When the last session ended (or the phase began): a session's duration.
     mark: Option<Instant>,
@@ -180,7 +184,16 @@ impl Progress {
             }
             None => format!("{} {} done", s.done, s.unit),
         };
-        if let Some(c) = &s.current {
+        if s.rendering.len() > 1 {
+            let shown: Vec<&str> = s.rendering.iter().take(3).map(String::as_str).collect();
+            let more = if s.rendering.len() > 3 { ", …" } else { "" };
+            let _ = write!(
+                out,
+                " · {} renders in flight: {}{more}",
+                s.rendering.len(),
+                shown.join(", ")
+            );
+        } else if let Some(c) = &s.current {
             let _ = write!(out, " · {c}");
         }
         let _ = write!(
@@ -267,7 +280,11 @@ impl Progress {
     }
 
     fn render_started(&self, node: &str) {
-        self.state().current = Some(format!("render:{node}"));
+        {
+            let mut s = self.state();
+            s.rendering.push(node.to_string());
+            s.current = Some(format!("render:{node}"));
+        }
         self.redraw();
     }
 
@@ -280,7 +297,10 @@ impl Progress {
             {
                 s.total = Some(s.done);
             }
-            s.current = None;
+            if let Some(i) = s.rendering.iter().position(|n| n == node) {
+                s.rendering.remove(i);
+            }
+            s.current = s.rendering.last().map(|n| format!("render:{n}"));
             (s.done, s.total, s.finished)
         };
         if self.0.mode == Mode::Lines && !finished {
@@ -434,5 +454,40 @@ mod tests {
         assert!(!line.contains("waiting"), "{line}");
         p.phase("renders", None);
         assert!(p.line().starts_with("0 renders done · "), "{}", p.line());
+    }
+
+    #[test]
+    fn the_live_line_lists_the_renders_in_flight() {
+        let p = Progress::new("run", Mode::Off);
+        p.phase("renders", Some(5));
+        for n in ["a", "b", "c", "d"] {
+            p.render_started(n);
+        }
+        let line = p.line();
+        assert!(
+            line.contains(" · 4 renders in flight: a, b, c, … · "),
+            "{line}"
+        );
+        let done = RenderOutcome::Done(Default::default());
+        p.render_done("b", &done, Duration::ZERO);
+        p.render_done("d", &done, Duration::ZERO);
+        let line = p.line();
+        assert!(
+            line.contains(" 2/5 renders · 2 renders in flight: a, c · "),
+            "{line}"
+        );
+        p.render_done("a", &done, Duration::ZERO);
+        let line = p.line();
+        assert!(line.contains(" 3/5 renders · render:c · "), "{line}");
+        p.render_done("c", &done, Duration::ZERO);
+        let line = p.line();
+        assert!(
+            line.contains(" 4/5 renders · fresh=0 reused=0 · "),
+            "{line}"
+        );
+        assert!(
+            !line.contains("render:") && !line.contains("in flight"),
+            "{line}"
+        );
     }
 }

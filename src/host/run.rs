@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use crate::format::receipt::Receipt;
-use crate::host::args::{ArgStream, Globals};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
 use crate::host::error::HostError;
 use crate::host::output::Report;
@@ -19,7 +19,11 @@ use crate::host::rollup::{CostRollup, Tokens};
 pub const HELP: &str = "reactor run — boot the reactor, drain to quiescence, report
 
 Usage:
-  reactor run [global flags]
+  reactor run [--parallel-renders <n>] [global flags]
+
+Flags:
+  --parallel-renders <n>   Renders run at once within the drain, 1-64 (default
+                           model.parallel_renders, 4); receipts commit in the same order
 
 Compiles first when the compile cache is stale, then runs the boot sweep (sources, failed
 nodes, contract edits, moved inputs) and drains everything it wakes. Reports this run's
@@ -27,16 +31,25 @@ dispositions, receipts and cost. Does not poll gateways. Exits 1 when a node fai
 Needs the provider key unless --offline.
 ";
 
-/// Parsed arguments (none besides the global flags).
+/// Parsed arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Args;
+pub struct Args {
+    /// `--parallel-renders` (overrides `model.parallel_renders`).
+    pub parallel_renders: Option<usize>,
+}
 
 /// Parses `run` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
-    if let Some(arg) = s.next_arg()? {
-        return Err(s.unexpected(&arg));
+    let mut a = Args::default();
+    while let Some(arg) = s.next_arg()? {
+        match &arg {
+            OwnedArg::Long(l) if l == "parallel-renders" => {
+                a.parallel_renders = Some(s.parallel_renders()?)
+            }
+            _ => return Err(s.unexpected(&arg)),
+        }
     }
-    Ok(Args)
+    Ok(a)
 }
 
 /// Collects the receipts a reactor appends (the per-invocation figures).
@@ -117,9 +130,10 @@ impl VerbReport for RunReport {
 }
 
 /// Runs `reactor run`.
-pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (project, spec) = g.select_reactor("run")?;
-    let plan = ModelPlan::resolve(&project, g.offline()?)?;
+    let plan =
+        ModelPlan::resolve(&project, g.offline()?)?.with_parallel_renders(a.parallel_renders);
     boot::load_contracts(&spec)?;
     let key = plan.require_key(&project)?;
     let _lock = boot::take_lock(&spec.state_dir)?;
@@ -141,6 +155,7 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         "compile failed (the IR is stale and could not be refreshed)",
         |_| Ok(()),
     )?;
+    crate::host::inflight::record_in_flight(&reactor);
     let appended = collect_receipts(&reactor);
     let results = reactor.boot();
     progress.finish();

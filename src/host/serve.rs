@@ -32,7 +32,8 @@ pub const HELP: &str = "reactor serve — the durable host: boot, serve, poll, u
 
 Usage:
   reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]
-                [--auth-token-env <NAME>] [--metrics] [global flags]
+                [--auth-token-env <NAME>] [--metrics] [--parallel-renders <n>]
+                [global flags]
 
 Flags:
   --http <port>            Serve the daemon routes on this port (0 picks a free port)
@@ -43,10 +44,13 @@ Flags:
                            requires --http
   --metrics                Add GET /metrics (Prometheus text format; behind the same auth);
                            requires --http
+  --parallel-renders <n>   Renders run at once within one reactor's drain, 1-64 (default
+                           model.parallel_renders, 4); receipts commit in the same order
 
 Routes: POST /trigger/<node>, GET /health /status /cost /topology /receipts /nodes/<node>
-(prefixed /<reactor> on a multi-reactor host). SIGINT or SIGTERM drains in-flight work and
-exits 0; a second signal abandons it and exits 1.
+(prefixed /<reactor> on a multi-reactor host). SIGINT or SIGTERM starts no new render: the
+renders in flight finish and commit, the rest is left to the next boot's sweep, and serve exits
+0; a second signal abandons the renders in flight (no receipt) and exits 1.
 ";
 
 /// Parsed arguments.
@@ -64,6 +68,8 @@ pub struct Args {
     pub auth_token_env: Option<String>,
     /// `--metrics`: add `GET /metrics` (issue 8 item 10).
     pub metrics: bool,
+    /// `--parallel-renders` (overrides `model.parallel_renders`).
+    pub parallel_renders: Option<usize>,
 }
 
 impl Default for Args {
@@ -75,6 +81,7 @@ impl Default for Args {
             poll_interval: 60_000,
             auth_token_env: None,
             metrics: false,
+            parallel_renders: None,
         }
     }
 }
@@ -148,6 +155,9 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
             OwnedArg::Long(l) if l == "metrics" => {
                 s.no_value("--metrics")?;
                 a.metrics = true;
+            }
+            OwnedArg::Long(l) if l == "parallel-renders" => {
+                a.parallel_renders = Some(s.parallel_renders()?);
             }
             _ => return Err(s.unexpected(&arg)),
         }
@@ -306,6 +316,9 @@ fn boot_reactors(
             None => e,
         })?
         .reactor;
+        // After a stop signal a drain starts no new render (HOST.md §9.4).
+        reactor.set_stop_flag(signals.flag());
+        crate::host::inflight::record_in_flight(&reactor);
         let tap = since_start.clone();
         reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
         if let Some(m) = metrics {
@@ -440,7 +453,7 @@ fn write_serve_files(
 fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     let project = g.load_project()?;
     let offline = g.offline()?;
-    let plan = ModelPlan::resolve(&project, offline)?;
+    let plan = ModelPlan::resolve(&project, offline)?.with_parallel_renders(a.parallel_renders);
     let key = plan.require_key(&project)?;
     let token = auth_token(&a)?;
     let signals = install_stop_signals(SecondSignal::Exit {

@@ -17,8 +17,12 @@
 //! ```
 //!
 //! `compiled` reads `yes (fresh)`, `yes (STALE: <reason>)`, `yes (freshness unknown: <error>)`
-//! or `no`. JSON: `{"stateDir", "compiled", "freshness", "staleReason"?, "freshnessError"?,
-//! "compile": {"nodes", "edges", "compiledAt", "cost", "model"}, "writer", "run"}`.
+//! or `no`. While a writer holds the state directory, `in flight` lists its renders in flight
+//! (`none`, or `2 renders: a (since 18:00:05), b (since 18:00:07, awaiting commit)`), read from
+//! the `in-flight.json` the writer keeps ([`crate::host::inflight`]). JSON: `{"stateDir",
+//! "compiled", "freshness", "staleReason"?, "freshnessError"?, "compile": {"nodes", "edges",
+//! "compiledAt", "cost", "model"}, "writer", "run", "inFlight": [{"node", "startedAt",
+//! "awaitingCommit"}]}`.
 
 use std::process::ExitCode;
 
@@ -74,7 +78,7 @@ pub struct CompileSummary {
 
 /// The `status` report (HOST.md §8.7). JSON: `{"reactor"?, "stateDir", "compiled",
 /// "freshness", "staleReason"?, "freshnessError"?, "compile": {...}, "writer", "run": <cost
-/// rollup>}`.
+/// rollup>, "inFlight": [...]}`.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
@@ -99,6 +103,8 @@ pub struct StatusReport {
     pub writer: Option<WriterInfo>,
     /// The whole trail's rollup.
     pub run: CostRollup,
+    /// The writer's renders in flight (empty without a writer).
+    pub in_flight: Vec<crate::host::inflight::RecordedRender>,
     /// The `topology` line.
     #[serde(skip)]
     pub topology_line: String,
@@ -128,6 +134,12 @@ impl VerbReport for StatusReport {
             r.field("compile cost", self.compile.cost.pair());
         }
         r.field("writer", writer_line(self.writer.as_ref()));
+        if self.writer.is_some() {
+            r.field(
+                "in flight",
+                crate::host::inflight::describe(&self.in_flight),
+            );
+        }
         r.blank();
         write_ledger_body(&mut r, &self.run, None);
         r.finish()
@@ -190,6 +202,7 @@ pub fn gather(
     let nodes = present.and_then(|m| m.nodes).or(topo_counts.map(|c| c.0));
     let edges = present.and_then(|m| m.edges).or(topo_counts.map(|c| c.1));
     let cost = present.map(|m| m.cost).unwrap_or_default();
+    let writer = statedir::current_writer(state_dir);
     let (stale_reason, freshness_error) = match &freshness {
         Freshness::Stale(r) => (Some(r.clone()), None),
         Freshness::Unknown(e) => (None, Some(e.clone())),
@@ -212,10 +225,12 @@ pub fn gather(
             },
             model: present.and_then(|m| m.model.clone()),
         },
-        writer: statedir::current_writer(state_dir)
-            .as_ref()
-            .map(WriterInfo::from),
+        writer: writer.as_ref().map(WriterInfo::from),
         run: CostRollup::of_trail(&trail, None),
+        in_flight: writer
+            .as_ref()
+            .map(|w| crate::host::inflight::read_record(state_dir, w.pid))
+            .unwrap_or_default(),
         topology_line: topology_line((nodes, edges), topo_error.as_deref(), present),
         manifest_read: present.is_some(),
     })

@@ -25,13 +25,17 @@ use crate::store::lock::{StateLock, holder_pid};
 pub const HELP: &str = "reactor trigger — one external wake of one node
 
 Usage:
-  reactor trigger <node> [--data <json> | --data @<file> | --data @-] [global flags]
+  reactor trigger <node> [--data <json> | --data @<file> | --data @-]
+                  [--parallel-renders <n>] [global flags]
 
 Flags:
   --data <value>   JSON data for the wake: inline JSON, @<file> (relative to the working
                    directory) or @- (stdin); at most 1 MiB. Data sent to a gateway is staged
                    as one arrival (the same payload twice is one arrival); data sent to any
                    other node is validated and reported but not delivered.
+  --parallel-renders <n>
+                   Renders run at once within a drain of the one-shot, 1-64 (default
+                   model.parallel_renders, 4); receipts commit in the same order
 
 When `reactor serve --http` holds the state directory, the wake is forwarded to it.
 Otherwise a one-shot reactor boots over the durable state, wakes the node, drains and reports.
@@ -47,21 +51,31 @@ pub struct Args {
     pub node: String,
     /// The raw `--data` value.
     pub data: Option<String>,
+    /// `--parallel-renders` (overrides `model.parallel_renders`; one-shot only).
+    pub parallel_renders: Option<usize>,
 }
 
 /// Parses `trigger` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut node = None;
     let mut data = None;
+    let mut parallel_renders = None;
     while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Long(ref l) if l == "data" => data = Some(s.value("--data")?),
+            OwnedArg::Long(ref l) if l == "parallel-renders" => {
+                parallel_renders = Some(s.parallel_renders()?)
+            }
             OwnedArg::Value(v) if node.is_none() => node = Some(s.positional(v, "<node>")?),
             other => return Err(s.unexpected(&other)),
         }
     }
     let node = node.ok_or_else(|| s.missing("<node>"))?;
-    Ok(Args { node, data })
+    Ok(Args {
+        node,
+        data,
+        parallel_renders,
+    })
 }
 
 /// Reads and parses `--data` (HOST.md §8.5).
@@ -233,7 +247,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         Err(e) => return Err(e.into()),
     };
-    let report = one_shot(&project, &spec, &a.node, data, g)?;
+    let report = one_shot(&project, &spec, &a, data, g)?;
     drop(lock);
     print(&report, g.json)?;
     Ok(ExitCode::from(u8::from(!report.ok)))
@@ -274,11 +288,12 @@ fn held(
 fn one_shot(
     project: &crate::host::project::Project,
     spec: &crate::host::project::ReactorSpec,
-    node: &str,
+    a: &Args,
     data: Option<Value>,
     g: &Globals,
 ) -> Result<TriggerReport, HostError> {
-    let plan = ModelPlan::resolve(project, g.offline()?)?;
+    let node = a.node.as_str();
+    let plan = ModelPlan::resolve(project, g.offline()?)?.with_parallel_renders(a.parallel_renders);
     boot::load_contracts(spec)?;
     let key = plan.require_key(project)?;
     let client = plan.client(key.clone())?;
@@ -302,6 +317,7 @@ fn one_shot(
             ))),
         },
     )?;
+    crate::host::inflight::record_in_flight(&reactor);
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);

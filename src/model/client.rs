@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::backoff::SharedBackoff;
 use super::config::{ConfigError, ProviderConfig, Transport};
 use super::error::{ModelError, clean, redact_line};
 use super::keys::ApiKey;
@@ -232,13 +233,15 @@ impl TransportKind {
 }
 
 /// A provider client over HTTP (HOST.md §5): one per configured provider, safe to share between
-/// threads. Holds the key; its `Debug` never shows it.
+/// threads. Holds the key; its `Debug` never shows it. A 429 or a `Retry-After` holds every
+/// request of the client, not only the refused one ([`SharedBackoff`]).
 pub struct ProviderClient {
     config: ProviderConfig,
     key: ApiKey,
     settings: HttpSettings,
     endpoint: String,
     agent: ureq::Agent,
+    backoff: SharedBackoff,
 }
 
 impl fmt::Debug for ProviderClient {
@@ -275,7 +278,13 @@ impl ProviderClient {
             key,
             settings,
             agent,
+            backoff: SharedBackoff::new(),
         }
+    }
+
+    /// The rate-limit hold every attempt of this client waits for.
+    pub fn shared_backoff(&self) -> &SharedBackoff {
+        &self.backoff
     }
 
     /// The provider configuration.
@@ -573,6 +582,19 @@ impl ProviderClient {
             std::thread::sleep(delay);
         }
     }
+
+    /// The pause before a retry of a refused status: a 429 or a `Retry-After` holds the whole
+    /// client (every request waits for it before its next attempt); other statuses sleep this
+    /// request only.
+    fn back_off(&self, status: u16, retry_after: bool, delay: Duration) {
+        if status == 429 || retry_after {
+            if !self.settings.backoff_base.is_zero() {
+                self.backoff.hold_for(delay);
+            }
+        } else {
+            self.sleep_before_retry(delay);
+        }
+    }
 }
 
 impl ModelClient for ProviderClient {
@@ -594,6 +616,9 @@ impl ModelClient for ProviderClient {
                 jitter_factor(),
                 self.settings.backoff_cap,
             );
+            if !self.settings.backoff_base.is_zero() {
+                self.backoff.wait();
+            }
             match self.attempt(&body, &req.purpose) {
                 Attempt::Done(r) => return Ok(r),
                 Attempt::Fatal(e) => return Err(e),
@@ -617,8 +642,8 @@ impl ModelClient for ProviderClient {
                                 limit_secs: self.settings.retry_after_limit.as_secs(),
                             });
                         }
-                        Some(d) => self.sleep_before_retry(d),
-                        None => self.sleep_before_retry(backoff),
+                        Some(d) => self.back_off(status, true, d),
+                        None => self.back_off(status, false, backoff),
                     }
                 }
                 Attempt::Transport { detail, kind } => {

@@ -229,7 +229,11 @@ fn single_reactor_routes_and_members() {
     let (_, b, _) = call(&h, "POST", "/trigger/digest", None, &[]);
     assert_eq!(keys(&b), ["reactor", "triggered", "receiptsAdded"]);
     let (_, b, _) = call(&h, "GET", "/status", None, &[]);
-    assert_eq!(keys(&b), ["reactor", "nodes", "queueDepth", "cost"]);
+    assert_eq!(
+        keys(&b),
+        ["reactor", "nodes", "queueDepth", "cost", "inFlight"]
+    );
+    assert!(b.ends_with(r#","inFlight":[]}"#), "{b}");
     let v = json::parse_str(&b).unwrap();
     assert_eq!(v.get("nodes").and_then(Value::as_f64), Some(2.0));
     assert_eq!(v.get("queueDepth").and_then(Value::as_f64), Some(0.0));

@@ -137,6 +137,55 @@ fn help_and_version_exit_0() {
     }
 }
 
+/// `--parallel-renders` on every writer verb (issue 10): 1–64, anything else a usage error.
+#[test]
+fn parallel_renders_flag_is_validated_on_run_trigger_and_serve() {
+    let d = tempfile::tempdir().unwrap();
+    let verbs: [&[&str]; 3] = [&["run"], &["trigger", "inbox"], &["serve"]];
+    for verb in verbs {
+        let name = verb[0];
+        for bad in [
+            "0",
+            "65",
+            "-1",
+            "four",
+            "1.5",
+            "+3",
+            "",
+            "99999999999999999999999",
+        ] {
+            let mut args = verb.to_vec();
+            args.push("--parallel-renders");
+            args.push(bad);
+            let o = reactor_in(d.path(), &args);
+            assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+            assert!(
+                o.stderr.starts_with(&format!(
+                    "reactor: error: --parallel-renders: '{bad}' is not an integer from 1 to 64\n"
+                )),
+                "{args:?}: {}",
+                o.stderr
+            );
+            assert!(
+                o.stderr
+                    .contains(&format!("hint: try 'reactor {name} --help'\n")),
+                "{}",
+                o.stderr
+            );
+        }
+        let o = reactor_in(d.path(), &[name, "--help"]);
+        assert!(o.stdout.contains("--parallel-renders <n>"), "{}", o.stdout);
+    }
+    let o = reactor_in(d.path(), &["run", "--parallel-renders"]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .starts_with("reactor: error: --parallel-renders needs a value\n"),
+        "{}",
+        o.stderr
+    );
+}
+
 #[test]
 fn usage_errors_exit_2_with_a_hint() {
     let d = tempfile::tempdir().unwrap();
@@ -300,7 +349,7 @@ fn config_errors_exit_1_naming_key_and_line() {
     let cases = [
         (
             "state:\n  dir: ./.reactor\nmodel:\n  provider: openrouter\n  temprature: 0\n",
-            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)\n",
+            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)\n",
         ),
         (
             "sandbox:\n  mode: dokcer\n",
@@ -1375,6 +1424,45 @@ fn the_current_writer_is_reported() {
         v["writer"],
         serde_json::json!({"pid": me, "daemon": true, "url": "http://127.0.0.1:8080/"})
     );
+    assert!(
+        o.stdout.contains("\n  in flight      none\n"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(v["inFlight"], serde_json::json!([]));
+    // The renders in flight the writer records (issue 10): shown while its pid holds the lock.
+    let record = format!(
+        r#"{{"inFlight":[{{"awaitingCommit":false,"node":"inbox","startedAt":"2026-06-02T18:00:05.120Z"}},{{"awaitingCommit":true,"node":"digest","startedAt":"2026-06-02T18:00:07.000Z"}}],"pid":{me}}}"#
+    );
+    std::fs::write(f.state.join("in-flight.json"), record).unwrap();
+    let o = f.run(&["status"]);
+    assert!(
+        o.stdout.contains(
+            "\n  in flight      2 renders: inbox (since 18:00:05), digest (since 18:00:07, awaiting commit)\n"
+        ),
+        "{}",
+        o.stdout
+    );
+    let v = f.run(&["status", "--json"]).json();
+    assert_eq!(
+        v["inFlight"],
+        serde_json::json!([
+            {"node": "inbox", "startedAt": "2026-06-02T18:00:05.120Z", "awaitingCommit": false},
+            {"node": "digest", "startedAt": "2026-06-02T18:00:07.000Z", "awaitingCommit": true}
+        ])
+    );
+    // A record of another pid is stale.
+    std::fs::write(
+        f.state.join("in-flight.json"),
+        r#"{"inFlight":[{"awaitingCommit":false,"node":"inbox","startedAt":"2026-06-02T18:00:05.120Z"}],"pid":4194303}"#,
+    )
+    .unwrap();
+    let o = f.run(&["status"]);
+    assert!(
+        o.stdout.contains("\n  in flight      none\n"),
+        "{}",
+        o.stdout
+    );
     // A dead pid counts as none.
     std::fs::write(f.state.join(".lock"), "4194303\n").unwrap();
     let o = f.run(&["status"]);
@@ -1383,6 +1471,7 @@ fn the_current_writer_is_reported() {
         "{}",
         o.stdout
     );
+    assert!(!o.stdout.contains("in flight"), "{}", o.stdout);
 }
 
 #[test]

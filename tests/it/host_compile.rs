@@ -1499,7 +1499,7 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     .unwrap();
     let o = reactor(d.path(), &["doctor"], &[]);
     assert_eq!(o.code, 1);
-    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)";
+    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)";
     let cwd = reactor::host::project::absolute(d.path());
     assert!(
         o.stdout.contains(&format!(

@@ -7,7 +7,7 @@
 //! file position and the full key path, with the expected set:
 //!
 //! ```text
-//! reactor.yml:7:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)
+//! reactor.yml:7:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)
 //! reactor.yml:14:9: sandbox.mode: invalid value 'dokcer' (expected none, docker or unix-local)
 //! ```
 //!
@@ -47,6 +47,10 @@ pub const DEFAULT_STATE_DIR: &str = ".reactor";
 pub const DEFAULT_MAX_TURNS: u32 = 200;
 /// Bounds of `model.max_turns`.
 pub const MAX_TURNS_RANGE: (u32, u32) = (1, 10_000);
+/// Default `model.parallel_renders`.
+pub const DEFAULT_PARALLEL_RENDERS: usize = 4;
+/// Bounds of `model.parallel_renders` (and of `--parallel-renders`).
+pub const PARALLEL_RENDERS_RANGE: (usize, usize) = (1, 64);
 /// Default `sandbox.image`.
 pub const DEFAULT_SANDBOX_IMAGE: &str = "node:22-bookworm-slim";
 /// Default `sandbox.network`.

@@ -9,8 +9,8 @@ use super::read::{
     parse_duration, string, url_value,
 };
 use super::{
-    DEFAULT_MAX_TURNS, DEFAULT_SANDBOX_IMAGE, DEFAULT_SANDBOX_NETWORK, DEFAULT_SHELL_TIMEOUT_MS,
-    MAX_TURNS_RANGE, MIN_SHELL_TIMEOUT_MS,
+    DEFAULT_MAX_TURNS, DEFAULT_PARALLEL_RENDERS, DEFAULT_SANDBOX_IMAGE, DEFAULT_SANDBOX_NETWORK,
+    DEFAULT_SHELL_TIMEOUT_MS, MAX_TURNS_RANGE, MIN_SHELL_TIMEOUT_MS, PARALLEL_RENDERS_RANGE,
 };
 use crate::host::yaml::{Pos, YamlNode, clip};
 use crate::model::config::{ConfigError as ProviderError, ProviderConfig, ProviderSettings};
@@ -27,6 +27,7 @@ const MODEL_KEYS: &[&str] = &[
     "max_tokens",
     "timeout",
     "connect_timeout",
+    "parallel_renders",
 ];
 
 /// Bounds of `model.max_tokens`.
@@ -96,6 +97,9 @@ pub struct ModelSection {
     pub pos: Option<Pos>,
     /// Where `model.provider` is, when set.
     pub provider_pos: Option<Pos>,
+    /// `model.parallel_renders`: renders a drain runs at once, `1..=64` (default 4; 1 renders
+    /// one node after another). Receipts commit in the same order whatever the value.
+    pub parallel_renders: usize,
 }
 
 impl Default for ModelSection {
@@ -114,6 +118,7 @@ impl Default for ModelSection {
             connect_timeout: None,
             pos: None,
             provider_pos: None,
+            parallel_renders: DEFAULT_PARALLEL_RENDERS,
         }
     }
 }
@@ -209,6 +214,11 @@ pub(super) fn parse_model(node: &YamlNode) -> Result<ModelSection, ConfigFileErr
     if let Some(v) = m.get("max_turns") {
         let (lo, hi) = MAX_TURNS_RANGE;
         model.max_turns = integer_in(v, &m.child("max_turns"), lo as u64, hi as u64)? as u32;
+    }
+    if let Some(v) = m.get("parallel_renders") {
+        let (lo, hi) = PARALLEL_RENDERS_RANGE;
+        let path = m.child("parallel_renders");
+        model.parallel_renders = integer_in(v, &path, lo as u64, hi as u64)? as usize;
     }
     if let Some(v) = m.get("temperature") {
         let label = model.provider_label().to_string();

@@ -161,7 +161,7 @@ fn missing_model_ids_are_located() {
 fn unknown_keys_name_the_path_line_and_expected_set() {
     assert_eq!(
         err("model:\n  provider: openrouter\n  temprature: 0\n"),
-        "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout)"
+        "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)"
     );
     assert_eq!(
         err("modle:\n  x: 1\n"),
@@ -505,4 +505,32 @@ fn the_example_projects_parse() {
         }
     }
     assert_eq!(seen, 3);
+}
+
+#[test]
+fn parallel_renders_defaults_to_4_and_is_bounded() {
+    assert_eq!(parse("").unwrap().model.parallel_renders, 4);
+    assert_eq!(
+        parse("model:\n  parallel_renders: 16\n")
+            .unwrap()
+            .model
+            .parallel_renders,
+        16
+    );
+    assert_eq!(
+        err("model:\n  parallel_renders: 0\n"),
+        "reactor.yml:2:21: model.parallel_renders: invalid value 0 (expected an integer from 1 to 64)"
+    );
+    assert_eq!(
+        err("model:\n  parallel_renders: 65\n"),
+        "reactor.yml:2:21: model.parallel_renders: invalid value 65 (expected an integer from 1 to 64)"
+    );
+    assert_eq!(
+        err("model:\n  parallel_renders: -1\n"),
+        "reactor.yml:2:21: model.parallel_renders: invalid value -1 (expected an integer from 1 to 64)"
+    );
+    assert_eq!(
+        err("model:\n  parallel_renders: lots\n"),
+        "reactor.yml:2:21: model.parallel_renders: expected an integer from 1 to 64, got a string ('lots')"
+    );
 }

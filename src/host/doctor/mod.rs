@@ -228,6 +228,7 @@ fn compile_settings(c: &ConfigStep, offline: bool) -> Result<CompileSettings, Ho
         offline,
         http: crate::model::HttpSettings::default(),
         location: String::new(),
+        parallel_renders: 1,
     }
     .compile_settings()
 }

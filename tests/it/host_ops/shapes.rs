@@ -107,6 +107,7 @@ fn offline_verbs_keep_their_members_in_order() {
                         "compile",
                         "writer",
                         "run",
+                        "inFlight",
                     ],
                 ),
                 (
