@@ -7,8 +7,15 @@
 // <script type="application/json" id="snapshot"> element. The inspector (§8.13) adds
 // GET /api/receipt/<index> and GET /api/node/<id>?version=<v>; live follow (§8.15) adds /events; the
 // ledger name comes from GET /api/ledger (project). All of these go through `DS`, and frames are read
-// only through `frameAt(i)` / `S.F` — the two seams where paged frames (`/api/frames?from=&count=`)
-// plug in. File contents and every other server-provided string are inserted as text, never as HTML.
+// only through `frameAt(i)` / `S.F`. File contents and every other server-provided string are
+// inserted as text, never as HTML.
+//
+// Paged frames (issue 9): a ledger of LAZY_MIN frames or more opens from GET /api/state?frames=none
+// and the compact index of GET /api/frames?form=index (read in pages of INDEX_PAGE, the graph drawn
+// after the first); `frameAt(i)` then answers a whole frame from the page cache (GET /api/frames,
+// pages of PAGE around the head, the timeline rows and the inspector) or else a stub built from the
+// index (frames.js). Each frame's cause (`why`) comes from the same pages: the inspector shows it,
+// the timeline rows carry it as their tooltip.
 //
 // Rendering at scale: a head change touches only the nodes and lanes whose scrub state changed
 // (the previous head's sets are diffed against the new ones); glows are drawn with halo rects and
@@ -45,6 +52,11 @@
   const MINIMAP_MIN_NODES = 50;
   const NBHD_MAX_K = 6;
   const FULL_APPLY = 256; // a head move longer than this recomputes every node instead of diffing
+  const LAZY_MIN = 20000; // ledgers with at least this many frames load them lazily (?frames=full|lazy)
+  const INDEX_PAGE = 100000; // frames per GET /api/frames?form=index request
+  const PAGE = 250; // whole frames per GET /api/frames request
+  const MAX_PAGES = 64; // whole-frame pages kept
+  const RF = window.ReactorFrames;
 
   // Theme colours for animations and the minimap, read from the CSS variables (light or dark).
   const COL = {};
@@ -247,11 +259,51 @@
     uiQueued: false,
     relayout: false,
     suppressClick: false,
+    lazy: false, // frames come from the index and pages, not from the snapshot
+    index: null, // ReactorFrames index (lazy mode)
+    pages: null, // ReactorFrames page cache (whole frames with `why`; every mode)
+    indexing: false,
+    indexTotal: 0,
+    indexError: '',
+    pagesQueued: false,
   };
 
   /** Frame `i` of the ledger (0 ≤ i < S.F): the single read path for frames. */
   function frameAt(i) {
-    return S.snap.frames[i];
+    if (!S.lazy) return S.snap.frames[i];
+    return S.pages.get(i) || S.index.stub(i);
+  }
+
+  /** The cause of frame i: the `why` object, null (skipped), or undefined while not loaded. */
+  function whyOf(i) {
+    const f = S.exported ? S.snap.frames[i] : S.pages.get(i);
+    return f && f.why !== undefined ? f.why : undefined;
+  }
+
+  /** Frame `f` as a whole frame with its `why` (fetched when `f` is a stub or lacks it). */
+  async function fullFrame(f) {
+    if (!f.stub && f.why !== undefined) return f;
+    try {
+      return (await S.pages.ensure(f.index)) || f;
+    } catch (_) {
+      return f;
+    }
+  }
+
+  function whyCtx() {
+    return { name: nameOf, link: jumpLink, token: shortToken };
+  }
+
+  /** A token for display: `sha256:` + 8 hex digits + `…`, other tokens up to 40 characters. */
+  function shortToken(t) {
+    const s = String(t === undefined || t === null ? '—' : t);
+    if (/^sha256:[0-9a-f]{9,}$/.test(s)) return s.slice(0, 15) + '…';
+    return s.length > 40 ? s.slice(0, 39) + '…' : s;
+  }
+
+  /** The cause as one line of text (timeline tooltips). */
+  function whyText(w) {
+    return RF.whyView(w, { name: nameOf, link: (t) => document.createTextNode(t), token: shortToken }).textContent;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -265,7 +317,33 @@
     return JSON.parse(el.textContent || 'null');
   }
 
+  let rawReceipts;
+  /** An exported page's receipts: `snapshot-receipts`, else the Run section's complete text. */
+  function embeddedReceipts() {
+    if (rawReceipts !== undefined) return rawReceipts;
+    rawReceipts = inlineJSON('snapshot-receipts') || null;
+    const pre = document.getElementById('raw-receipts');
+    if (!rawReceipts && pre && pre.getAttribute('data-complete') === 'true') rawReceipts = parseJSON(pre.textContent || '');
+    return rawReceipts;
+  }
+
   const DS = {
+    /** The snapshot without frames plus `frameCount` (GET /api/state?frames=none). */
+    async head() {
+      const r = await fetch('/api/state?frames=none', { cache: 'no-store' });
+      if (!r.ok) throw Object.assign(new Error('state ' + r.status), { stateStatus: r.status });
+      return r.json();
+    },
+    /**
+     * GET /api/frames?from=&count=[&form=index] → the page object; in an exported page, the
+     * embedded frames (which carry `why`) as `{frames}`.
+     */
+    async frames(from, count, form) {
+      if (S.exported) return { from, frames: S.snap.frames.slice(from, from + count) };
+      const r = await fetch('/api/frames?from=' + from + '&count=' + count + (form ? '&form=' + form : ''), { cache: 'no-store' });
+      if (!r.ok) throw new Error('frames ' + r.status);
+      return r.json();
+    },
     async state() {
       const inl = inlineJSON('snapshot');
       if (inl !== undefined) {
@@ -307,7 +385,7 @@
       if (cache.receipt.has(i)) return cache.receipt.get(i);
       let data;
       if (S.exported) {
-        const all = inlineJSON('snapshot-receipts');
+        const all = embeddedReceipts();
         if (!Array.isArray(all) || i >= all.length) throw new Error('the raw receipt is not embedded in this page');
         data = { index: i, receipt: all[i], verify: null };
       } else {
@@ -384,10 +462,15 @@
   function extendPre() {
     const pre = S.pre;
     const frames = S.snap.frames;
+    const end = S.lazy ? S.index.n : frames.length;
     const nzNew = [];
-    for (let i = pre.n; i < frames.length; i++) {
-      const f = normFrame(frames[i], i);
-      frames[i] = f;
+    for (let i = pre.n; i < end; i++) {
+      let f;
+      if (S.lazy) f = S.index.stub(i);
+      else {
+        f = normFrame(frames[i], i);
+        frames[i] = f;
+      }
       let list = pre.nodeFrames.get(f.node);
       if (!list) pre.nodeFrames.set(f.node, (list = []));
       pre.prevSame.push(list.length ? list[list.length - 1] : -1);
@@ -414,7 +497,7 @@
       const inCold = pre.drain0 >= 0 && (pre.drainOf[i] === pre.drain0 || (pre.open !== null && pre.open.d.id === pre.drain0));
       pre.caption.push(computeCaption(pre, f, i, inCold));
     }
-    pre.n = frames.length;
+    pre.n = end;
     // sorted non-zero fresh values (fresh-spike median, §8.5): one sort for a big batch, insertion for live frames
     if (nzNew.length > 64) pre.nzFresh = pre.nzFresh.concat(nzNew).sort((a, b) => a - b);
     else for (const v of nzNew) sortedInsert(pre.nzFresh, v);
@@ -1394,6 +1477,7 @@
     const rc = $('receipts');
     if (rc.classList.contains('focus') !== focus) rc.classList.toggle('focus', focus);
 
+    if (f && f.stub) S.pages.want(hd, hd);
     const seek = $('seek');
     if (String(hd) !== seek.value) seek.value = String(hd);
     renderReadout();
@@ -1619,6 +1703,8 @@
   function tlRender() {
     const F = S.F;
     const hd = S.head;
+    let wlo = Infinity;
+    let whi = -1;
     const vh = TL.vh || 400;
     const first = Math.max(0, Math.floor(TL.top / ROW_H) - 6);
     const last = Math.min(F - 1, Math.ceil((TL.top + vh) / ROW_H) + 6);
@@ -1644,14 +1730,36 @@
       c[0].textContent = String(i);
       c[1].textContent = S.invalid.has(i) ? '✗' : '';
       const nm = nameOf(f.node);
-      if (c[3].textContent !== nm) {
-        c[3].textContent = nm;
-        c[3].title = f.node;
+      if (c[3].textContent !== nm) c[3].textContent = nm;
+      // Tooltip: the node id and the frame's cause, once its page is here.
+      const w = whyOf(i);
+      if (w === undefined && !S.exported) {
+        wlo = Math.min(wlo, i);
+        whi = Math.max(whi, i);
       }
+      const tip = f.node + (w === undefined ? '' : '\n' + (w === null ? 'skipped — memo key unchanged' : 'why: ' + whyText(w)));
+      if (row.title !== tip) row.title = c[3].title = tip;
       const cause = String(f.cost.surpriseCause);
       c[4].textContent = cause.toUpperCase();
       c[4].className = 'tag tag-' + cause;
     }
+    if (whi >= 0) S.pages.want(wlo, whi);
+  }
+
+  /** Whole-frame pages arrived: redraw what showed stubs or lacked causes. */
+  function onPages(p, frames) {
+    for (const f of frames) if (f && f.contentHash && !S.pre.byHash.has(f.contentHash)) S.pre.byHash.set(f.contentHash, f.index);
+    // Only the timeline rows of the arrived page are rewritten.
+    for (const row of TL.pool) if (row._i >= p * PAGE && row._i < (p + 1) * PAGE) row._i = -1;
+    if (S.pagesQueued) return;
+    S.pagesQueued = true;
+    requestAnimationFrame(() => {
+      S.pagesQueued = false;
+      if (!S.snap) return;
+      renderReadout();
+      tlRender();
+      if (INS.open && INS.chainDraw) INS.chainDraw();
+    });
   }
 
   /** Rows must be rewritten (new frames, a new chain verdict). */
@@ -2237,6 +2345,9 @@
     );
     let drag = null;
     svg.addEventListener('pointerdown', (e) => {
+      // A new press is never the click that ends an earlier pan: clear its suppression here, not
+      // only on a timer (input can overtake a 0 ms timer, and a quick click was then lost).
+      S.suppressClick = false;
       if (e.button !== 0 || !S.view) return;
       const m = viewMapOf(shownView());
       drag = { id: e.pointerId, sx: e.clientX, sy: e.clientY, v: Object.assign({}, shownView()), scale: m.s, panning: false };
@@ -2456,7 +2567,7 @@
   // ---------------------------------------------------------------------------------------------
   // Inspector (§8.13)
   // ---------------------------------------------------------------------------------------------
-  const INS = { open: false, node: null, frame: -1, tab: 'receipt', diff: false, token: 0 };
+  const INS = { open: false, node: null, frame: -1, tab: 'receipt', diff: false, token: 0, chainDraw: null };
 
   function openInspectorForNode(id) {
     const list = S.pre.nodeFrames.get(id);
@@ -2517,15 +2628,18 @@
     return cell;
   }
 
-  function hashOrLink(hash) {
+  /** A content hash, linked to its frame when known (`hint`: a frame the server matched to it). */
+  function hashOrLink(hash, hint) {
     if (typeof hash !== 'string') return h('span', null, JSON.stringify(hash));
-    const idx = S.pre.byHash.get(hash);
+    let idx = S.pre.byHash.get(hash);
+    if (idx === undefined && typeof hint === 'number') idx = hint;
     return idx !== undefined ? jumpLink(hash, idx) : h('span', null, hash);
   }
 
   function renderInspector() {
     if (!INS.open) return;
     const tok = ++INS.token;
+    INS.chainDraw = null;
     const body = $('insp-body');
     body.textContent = '';
     body.classList.remove('chain-mode');
@@ -2551,6 +2665,7 @@
     body.appendChild(loading);
     let data;
     try {
+      f = await fullFrame(f);
       data = await DS.receipt(f.index);
     } catch (err) {
       if (tok !== INS.token) return;
@@ -2572,6 +2687,11 @@
         body.appendChild(ul);
       }
     } else body.appendChild(h('div', 'muted', 'verdict not available here' + (chainBad ? ' · ✗ flagged by chain verification' : '')));
+    // Why did this render (issue 9): the frame's cause, with links to the receipts it names.
+    const why = h('div', 'why-line');
+    why.appendChild(h('span', 'why-k', 'why '));
+    why.appendChild(f.why === undefined ? h('span', 'muted', 'cause not available') : RF.whyView(f.why, whyCtx()));
+    body.appendChild(why);
 
     const sd = r.semantic_diff;
     if (sd && typeof sd === 'object' && typeof sd.failure_reason === 'string') {
@@ -2583,11 +2703,12 @@
     kv(box, 'wake source', wake.source !== undefined ? wake.source : f.wakeSource);
     const refs = h('div');
     if (Array.isArray(wake.refs) && wake.refs.length) {
-      for (const ref of wake.refs) {
+      const known = f.why && Array.isArray(f.why.refs) ? f.why.refs : [];
+      wake.refs.forEach((ref, k) => {
         const line = h('div');
-        line.appendChild(hashOrLink(ref));
+        line.appendChild(hashOrLink(ref, known[k]));
         refs.appendChild(line);
-      }
+      });
     } else refs.textContent = '—';
     kv(box, 'wake refs', refs);
     kv(box, 'contract', r.contract_fingerprint !== undefined ? String(r.contract_fingerprint) : '—');
@@ -2599,7 +2720,14 @@
     const c = r.cost && typeof r.cost === 'object' ? r.cost : {};
     const tk = c.tokens && typeof c.tokens === 'object' ? c.tokens : {};
     kv(box, 'cost', String(c.provider) + ' / ' + String(c.model) + ' · ' + fmtTok(tk.fresh) + ' fresh · ' + fmtTok(tk.reused) + ' reused · ' + String(c.surprise_cause));
-    kv(box, 'prev', r.prev === null ? 'null (first receipt of the node)' : hashOrLink(r.prev));
+    let prevHint;
+    const pi = S.pre.prevSame[f.index];
+    if (typeof r.prev === 'string' && pi >= 0) {
+      const pf = S.lazy ? await fullFrame(frameAt(pi)) : frameAt(pi);
+      if (tok !== INS.token) return;
+      if (pf.contentHash === r.prev) prevHint = pi;
+    }
+    kv(box, 'prev', r.prev === null ? 'null (first receipt of the node)' : hashOrLink(r.prev, prevHint));
     kv(box, 'content hash', typeof r.content_hash === 'string' ? r.content_hash : JSON.stringify(r.content_hash));
     const recomputed = verify && typeof verify.expectedContentHash === 'string' ? verify.expectedContentHash : f.contentHash;
     const rc = kv(box, 'recomputed', recomputed || '—');
@@ -2684,6 +2812,10 @@
   }
 
   async function renderWorldTab(body, f, tok) {
+    if (f.stub) {
+      f = await fullFrame(f);
+      if (tok !== INS.token) return;
+    }
     const toggle = h('label', 'toggle');
     const cb = h('input');
     cb.type = 'checkbox';
@@ -2727,8 +2859,10 @@
     if (INS.diff) {
       const list = S.pre.nodeFrames.get(f.node) || [];
       let prevIdx = -1;
-      for (let k = list.indexOf(f.index) - 1; k >= 0; k--) {
-        const pf = frameAt(list[k]);
+      // In lazy mode each earlier frame may need its page: look back at most 200 frames.
+      for (let k = lowerBound(list, f.index) - 1, budget = 200; k >= 0 && budget > 0; k--, budget--) {
+        const pf = S.lazy ? await fullFrame(frameAt(list[k])) : frameAt(list[k]);
+        if (tok !== INS.token) return;
         if (pf.atomicVersion && pf.atomicVersion !== v) {
           prevIdx = list[k];
           break;
@@ -2925,6 +3059,7 @@
         const pos = first + k;
         const i = list[pos];
         const f = frameAt(i);
+        if (f.stub) S.pages.want(i, i);
         row.style.display = '';
         row.style.top = pos * CHAIN_ROW_H + 'px';
         row.className = 'chain-row st-' + f.status + (i === INS.frame ? ' current' : '');
@@ -2962,6 +3097,7 @@
       INS.frame = i;
       renderInspector();
     });
+    INS.chainDraw = draw;
     const at = INS.frame >= 0 ? lowerBound(list, INS.frame) : 0;
     const vh = wrap.clientHeight || 400;
     const top = at * CHAIN_ROW_H;
@@ -3009,11 +3145,12 @@
   function renderStatus() {
     const snap = S.snap;
     let t = fmtCount(S.F) + ' receipts · ' + fmtCount(snap.nodes.length) + ' nodes · ' + fmtCount(snap.edges.length) + ' edges';
+    if (S.indexing) t = 'loading ' + fmtCount(S.F) + ' / ' + fmtCount(S.indexTotal) + ' receipts… · ' + fmtCount(snap.nodes.length) + ' nodes';
     if (!snap.hasTopology) t += ' · no saved topology (node-only fallback)';
     const el = $('status-text');
-    el.textContent = t;
+    el.textContent = S.indexError || t;
     el.title = S.F + ' receipts · ' + snap.nodes.length + ' nodes · ' + snap.edges.length + ' edges';
-    el.classList.remove('error');
+    el.classList.toggle('error', !!S.indexError);
   }
 
   /** Last path segment ("." and trailing slashes ignored). */
@@ -3032,7 +3169,7 @@
     const title = S.snap && S.snap.beats && typeof S.snap.beats.title === 'string' ? S.snap.beats.title : '';
     $('ledger').title = (info.example ? 'example:' + info.example : where) + (title ? ' — ' + title : '');
     $('ledger').classList.remove('hidden');
-    document.title = name + ' — Reactor DevTools';
+    if (!S.exported) document.title = name + ' — Reactor DevTools';
     const banner = $('banner');
     if (info.synthetic) {
       banner.textContent = '';
@@ -3073,7 +3210,7 @@
   function renderAll() {
     const snap = S.snap;
     window.__REACTOR_SNAPSHOT__ = snap;
-    S.F = snap.frames.length;
+    S.F = S.lazy ? S.index.n : snap.frames.length;
     S.pre = newPre(snap);
     extendPre();
     setInvalid();
@@ -3148,7 +3285,8 @@
       return;
     }
     const wasAtEnd = S.head === S.F - 1 && !S.dragging;
-    S.snap.frames.push(fr);
+    if (S.lazy) S.index.appendFrame(normFrame(fr, fr.index));
+    else S.snap.frames.push(fr);
     S.F++;
     if (S.full && !S.full.info.has(fr.node)) S.relayout = true;
     extendPre();
@@ -3220,12 +3358,14 @@
     if (S.refetching) return;
     S.refetching = true;
     try {
-      const snap = checkSnapshot(await DS.state());
+      const snap = checkSnapshot(await loadSnapshot());
       cache.receipt.clear();
       cache.node.clear();
+      S.pages.clear();
       stopFollow();
       S.snap = snap;
       renderAll();
+      if (S.lazy) await loadIndexRest();
     } catch (err) {
       // keep the last good view; the next reset or reconnect retries
     } finally {
@@ -3369,8 +3509,10 @@
     measure();
     tlMeasure();
     let snap;
+    S.pages = RF.createPages(PAGE, MAX_PAGES, (from, count) => DS.frames(from, count).then((p) => (p && Array.isArray(p.frames) ? p.frames.map((f, k) => normFrame(f, from + k)) : [])));
+    S.pages.onLoad(onPages);
     try {
-      snap = checkSnapshot(await DS.state());
+      snap = checkSnapshot(await loadSnapshot());
     } catch (err) {
       const el = $('status-text');
       el.classList.add('error');
@@ -3380,9 +3522,70 @@
     S.snap = snap;
     S.head = -1;
     renderAll();
+    window.__REACTOR_VIEW__ = {
+      get frames() {
+        return S.F;
+      },
+      get lazy() {
+        return S.lazy;
+      },
+      get indexing() {
+        return S.indexing;
+      },
+    };
+    const ledger = DS.ledger(snap);
+    if (S.lazy) await loadIndexRest();
     applyUrlParams();
     startLive();
-    renderLedger(await DS.ledger(snap));
+    renderLedger(await ledger);
+  }
+
+  /**
+   * The snapshot to start from: the inlined one (exported page), the whole GET /api/state for a
+   * ledger under LAZY_MIN frames, else the frames-less snapshot plus the first index page (lazy).
+   * `?frames=full` or `?frames=lazy` overrides the choice.
+   */
+  async function loadSnapshot() {
+    const pref = new URLSearchParams(location.search).get('frames');
+    const whole = async () => {
+      const snap = await DS.state();
+      S.lazy = false;
+      return snap;
+    };
+    if (inlineJSON('snapshot') !== undefined || pref === 'full') return whole();
+    const head = await DS.head();
+    const F = head && typeof head.frameCount === 'number' ? head.frameCount : -1;
+    if (F < 0 || (F < LAZY_MIN && pref !== 'lazy')) return whole();
+    checkSnapshot(head);
+    const index = RF.createIndex(head.edges);
+    const p = await DS.frames(0, INDEX_PAGE, 'index');
+    index.appendPage(p);
+    // Switch only now: until the caller renders, the view keeps reading the frames it had.
+    S.lazy = true;
+    S.index = index;
+    S.indexTotal = p && typeof p.total === 'number' ? p.total : F;
+    return head;
+  }
+
+  /** Reads the rest of the index page by page, extending the view as each arrives. */
+  async function loadIndexRest() {
+    S.indexing = S.index.n < S.indexTotal;
+    renderStatus();
+    try {
+      while (S.index.n < S.indexTotal) {
+        const p = await DS.frames(S.index.n, INDEX_PAGE, 'index');
+        if (p && typeof p.total === 'number') S.indexTotal = p.total;
+        if (!S.index.appendPage(p)) break;
+        S.F = S.index.n;
+        extendPre();
+        queueLiveUI();
+      }
+    } catch (err) {
+      S.indexError = 'error: ' + (err && err.message ? err.message : String(err));
+    } finally {
+      S.indexing = false;
+      queueLiveUI();
+    }
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);

@@ -12,6 +12,7 @@ use reactor::core::{Reactor, ReactorOptions, RenderOutcome, RenderProduct};
 use reactor::format::receipt::WakeSource;
 use reactor::format::topology::{Edge, TopologyNode};
 use reactor::host::daemon::{Daemon, router};
+use reactor::host::events::Out;
 use reactor::host::hosted::HostedReactor;
 use reactor::host::queue::TaskPool;
 use reactor::http::{Server, ServerConfig};
@@ -83,6 +84,7 @@ fn main() {
         pool: pool.clone(),
         single: true,
         stopping: Arc::new(AtomicBool::new(false)),
+        out: Out::Silent,
     });
     let server = Server::start(ServerConfig::default(), router(daemon, None)).unwrap();
     let addr = server.local_addr();

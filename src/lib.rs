@@ -31,6 +31,7 @@ pub mod version;
 // project's own binary, tests, benches and examples, and is `pub` only where they need it
 // (`.ci/surface.py` keeps it so).
 pub use devtools::examples::{CopyError, SHIPPED_EXAMPLES, copy_example, open_example};
+pub use devtools::export::{ExportError, ExportOptions, export_report};
 pub use devtools::server::{
     DevToolsServer, DevToolsServerOptions, ServerError, start_devtools_server,
 };

@@ -114,6 +114,10 @@ pub struct Manifest {
     pub topology: String,
     /// Node id → `blake3:<64 hex>` of its node file, in topology node order.
     pub artifacts: Vec<(String, String)>,
+    /// The provider base URL the sessions went to (project addition written after `artifacts`;
+    /// not part of the key, HOST.md §6.3). `None` in manifests written before it existed, which
+    /// stay readable. The provider label is `cost.provider`.
+    pub base_url: Option<String>,
 }
 
 impl Manifest {
@@ -138,6 +142,9 @@ impl Manifest {
             artifacts.insert(node.as_str(), Value::str(digest.clone()));
         }
         o.push_unique("artifacts", Value::Object(artifacts));
+        if let Some(url) = &self.base_url {
+            o.push_unique("base_url", Value::str(url.clone()));
+        }
         json::pretty_string(&Value::Object(o)).into_bytes()
     }
 }
@@ -224,6 +231,7 @@ pub fn write_cache(
     ir: &CompiledIr,
     key: &CacheKey,
     cost: &CompileCost,
+    base_url: Option<&str>,
     compiled_at: jiff::Timestamp,
 ) -> Result<Manifest, CacheWriteError> {
     let dir = compile_dir(state_dir);
@@ -252,6 +260,7 @@ pub fn write_cache(
         format: MANIFEST_FORMAT,
         topology: blake3_digest(topology.as_bytes()),
         artifacts,
+        base_url: base_url.map(String::from),
     };
     let manifest_path = dir.join(MANIFEST_FILE);
     write_atomic(&manifest_path, &manifest.to_bytes()).map_err(werr(&manifest_path))?;
@@ -496,6 +505,12 @@ fn read_manifest_rest(o: &Object, key: CacheKey) -> Result<Manifest, StaleReason
         }
         _ => return Err(unreadable("member 'artifacts' must be an object")),
     }
+    // Optional: manifests written before it existed have none.
+    let base_url = match o.get("base_url") {
+        None => None,
+        Some(Value::String(JsString::Utf8(s))) => Some(s.clone()),
+        Some(_) => return Err(unreadable("member 'base_url' must be a string")),
+    };
     Ok(Manifest {
         key,
         cost,
@@ -505,6 +520,7 @@ fn read_manifest_rest(o: &Object, key: CacheKey) -> Result<Manifest, StaleReason
         format: MANIFEST_FORMAT,
         topology,
         artifacts,
+        base_url,
     })
 }
 

@@ -25,6 +25,7 @@
 //!     temperature: None,
 //!     reasoning_effort: None,
 //!     sdk_version: sdk_version(None),
+//!     base_url: Some("https://openrouter.ai/api/v1".into()),
 //! };
 //! let key = settings.cache_key(&set);
 //! match freshness(state_dir, &key) {
@@ -84,6 +85,9 @@ pub struct CompileSettings {
     pub reasoning_effort: Option<String>,
     /// The key's SDK version ([`sdk_version`]; with `+skill.…` when the prompt was replaced).
     pub sdk_version: String,
+    /// The provider's base URL as the manifest records it (`base_url`, FORMATS.md §15.4
+    /// project addition; never part of the key): without credentials, query or fragment.
+    pub base_url: Option<String>,
 }
 
 impl CompileSettings {
@@ -142,6 +146,8 @@ pub struct Compiled {
     pub steps: Vec<StepCost>,
     /// The total cost (`surprise_cause: self`).
     pub cost: CompileCost,
+    /// The base URL the sessions were sent to, recorded in the manifest.
+    pub base_url: Option<String>,
 }
 
 impl Compiled {
@@ -153,7 +159,14 @@ impl Compiled {
         state_dir: &Path,
         compiled_at: jiff::Timestamp,
     ) -> Result<Manifest, CacheWriteError> {
-        cache::write_cache(state_dir, &self.ir, &self.key, &self.cost, compiled_at)
+        cache::write_cache(
+            state_dir,
+            &self.ir,
+            &self.key,
+            &self.cost,
+            self.base_url.as_deref(),
+            compiled_at,
+        )
     }
 }
 
@@ -309,6 +322,7 @@ pub(crate) fn compile_project_observed(
             tokens: run.spent,
         },
         key: settings.cache_key(set),
+        base_url: settings.base_url.clone(),
         ir: CompiledIr {
             topology: wired.topology,
             nodes,

@@ -13,7 +13,8 @@ pub mod rules;
 
 pub use ir::{AtomicRules, IngressMode, Ir, NodeIr, NodeRules};
 pub use reactor::{
-    Arrival, CoreError, Disposition, Reactor, ReactorOptions, ReconcileResult, StageOutcome,
+    Arrival, CoreError, Disposition, InFlight, Reactor, ReactorOptions, ReconcileResult,
+    StageOutcome,
 };
 pub use render::{
     NotSubscribed, Render, RenderContext, RenderFailure, RenderOutcome, RenderProduct, Usage,

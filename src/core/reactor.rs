@@ -4,16 +4,20 @@
 //! the boot cold-miss sweep. Deterministic; renders arrive through [`Render`].
 //!
 //! This file holds the reactor's state, mounting and single-flight; the per-node decision is in
-//! `reactor/decide.rs`, the drain and boot in `reactor/drain.rs`, ingress staging in
+//! `reactor/decide.rs`, the drain's planning and boot in `reactor/drain.rs`, the drain's
+//! executor (parallel renders, serial commit order) in `reactor/schedule.rs`, ingress staging in
 //! `reactor/ingress.rs`.
 
 mod decide;
 mod drain;
 mod ingress;
+mod schedule;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 use crate::core::ir::{IngressMode, Ir, MountError, Mounted, NodeIr, mount};
 use crate::core::render::Render;
@@ -126,6 +130,23 @@ struct State {
 }
 
 type Tap = Box<dyn Fn(&Receipt) + Send + Sync>;
+type InFlightTap = Box<dyn Fn(&[InFlight]) + Send + Sync>;
+
+/// A render the current drain has started and whose receipt is not appended yet (see
+/// [`Reactor::in_flight`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    /// The node id.
+    pub node: String,
+    /// When the render started (monotonic clock).
+    pub since: Instant,
+    /// `true` once the render returned and its outcome waits for its turn in the commit order
+    /// (an earlier node of the drain is still rendering); `false` while it renders.
+    pub awaiting_commit: bool,
+}
+
+/// The in-flight registry: (position in the drain's commit order, the render).
+type InFlightRegistry = Mutex<Vec<(usize, InFlight)>>;
 
 /// A mounted reactor over one state directory.
 pub struct Reactor {
@@ -139,6 +160,10 @@ pub struct Reactor {
     stage_lock: Mutex<()>,
     taps: Mutex<Vec<Tap>>,
     secrets: Vec<String>,
+    parallel_renders: usize,
+    stop: OnceLock<Arc<AtomicBool>>,
+    in_flight: InFlightRegistry,
+    in_flight_taps: Mutex<Vec<InFlightTap>>,
 }
 
 impl std::fmt::Debug for Reactor {
@@ -162,6 +187,11 @@ pub struct ReactorOptions {
     pub sync: SyncPolicy,
     /// Secret values redacted from failure reasons (provider keys, bearer tokens).
     pub secrets: Vec<String>,
+    /// Renders a drain runs at once (at least 1; 0 counts as 1). Receipts still commit in the
+    /// drain's serial order, so the ledger is the same for every value; `1` renders on the
+    /// draining thread, one node after another. Default 1 here; the host's default is
+    /// `model.parallel_renders` (4).
+    pub parallel_renders: usize,
 }
 
 impl Default for ReactorOptions {
@@ -170,6 +200,7 @@ impl Default for ReactorOptions {
             ingress: IngressMode::Host,
             sync: SyncPolicy::EveryAppend,
             secrets: Vec::new(),
+            parallel_renders: 1,
         }
     }
 }
@@ -230,6 +261,10 @@ impl Reactor {
             stage_lock: Mutex::new(()),
             taps: Mutex::new(Vec::new()),
             secrets: options.secrets,
+            parallel_renders: options.parallel_renders.max(1),
+            stop: OnceLock::new(),
+            in_flight: Mutex::new(Vec::new()),
+            in_flight_taps: Mutex::new(Vec::new()),
         };
         Ok((reactor, notes))
     }
@@ -268,6 +303,85 @@ impl Reactor {
     /// The world-model store.
     pub fn store(&self) -> &WorldModelStore {
         &self.store
+    }
+
+    /// Renders a drain runs at once ([`ReactorOptions::parallel_renders`], at least 1).
+    pub fn parallel_renders(&self) -> usize {
+        self.parallel_renders
+    }
+
+    /// Makes drains observe `flag` (a host's stop request; the first one set wins). Once it is
+    /// set, a drain starts no new reconcile: renders already in flight finish and commit in
+    /// the drain's order, the rest of the drain is left undone and the drain returns what it
+    /// committed. Nothing is lost: the next boot's cold-miss sweep re-derives every node the
+    /// drain did not reach (RUNTIME.md §12).
+    pub fn set_stop_flag(&self, flag: Arc<AtomicBool>) {
+        let _ = self.stop.set(flag);
+    }
+
+    /// Whether the stop flag of [`Reactor::set_stop_flag`] is set.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.stop.get().is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+
+    /// The renders the current drain has started and not yet committed, in the drain's commit
+    /// order (height, then node id in UTF-16 order). Empty between drains. Memo skips never
+    /// appear (they do not render).
+    pub fn in_flight(&self) -> Vec<InFlight> {
+        let mut v = lock(&self.in_flight).clone();
+        v.sort_by_key(|(pos, _)| *pos);
+        v.into_iter().map(|(_, f)| f).collect()
+    }
+
+    /// Registers a tap called with [`Reactor::in_flight`] each time it changes (a render
+    /// starts, returns, or is committed or dropped), on the draining thread, outside every lock
+    /// of the reactor. Taps must be quick.
+    pub(crate) fn on_in_flight(&self, tap: impl Fn(&[InFlight]) + Send + Sync + 'static) {
+        lock(&self.in_flight_taps).push(Box::new(tap));
+    }
+
+    fn in_flight_changed(&self) {
+        let taps = lock(&self.in_flight_taps);
+        if taps.is_empty() {
+            return;
+        }
+        let now = self.in_flight();
+        for t in taps.iter() {
+            t(&now);
+        }
+    }
+
+    fn track_render(&self, pos: usize, node: &str) {
+        lock(&self.in_flight).push((
+            pos,
+            InFlight {
+                node: node.to_string(),
+                since: Instant::now(),
+                awaiting_commit: false,
+            },
+        ));
+        self.in_flight_changed();
+    }
+
+    fn render_returned(&self, pos: usize) {
+        for (p, f) in lock(&self.in_flight).iter_mut() {
+            if *p == pos {
+                f.awaiting_commit = true;
+            }
+        }
+        self.in_flight_changed();
+    }
+
+    fn untrack_render(&self, pos: usize) {
+        let removed = {
+            let mut v = lock(&self.in_flight);
+            let before = v.len();
+            v.retain(|(p, _)| *p != pos);
+            v.len() != before
+        };
+        if removed {
+            self.in_flight_changed();
+        }
     }
 
     /// Registers a receipt tap, called after every acknowledged append.
@@ -383,40 +497,31 @@ impl Reactor {
         })
     }
 
-    /// `reconcile(node, wake)` including coalesced follow-ups (RUNTIME.md §7.4, §7.6).
-    fn fire(&self, node: &str, wake: Wake) -> Result<Vec<ReconcileResult>, CoreError> {
-        if let Some(c) = self.coalesce(node, &wake, true) {
-            return Ok(vec![c]);
-        }
-        let mut results = Vec::new();
-        let mut wake = wake;
-        loop {
-            let r = self.decide(node, &wake);
-            let r = match r {
-                Ok(r) => r,
-                Err(e) => {
-                    let mut st = lock(&self.state);
-                    let v = st.volatile.entry(node.to_string()).or_default();
-                    v.in_flight = false;
-                    v.dirty = false;
-                    v.pending = None;
-                    return Err(e);
-                }
-            };
-            results.push(r);
-            let mut st = lock(&self.state);
-            let v = st.volatile.entry(node.to_string()).or_default();
-            if v.dirty {
-                v.dirty = false;
-                wake = v
-                    .pending
+    /// After a receipt of the in-flight `node` was appended (RUNTIME.md §7.6): when wakes
+    /// coalesced meanwhile, clears `dirty` and returns their merged wake (the node stays in
+    /// flight for the follow-up); otherwise releases the node and returns `None`.
+    fn follow_up(&self, node: &str) -> Option<Wake> {
+        let mut st = lock(&self.state);
+        let v = st.volatile.entry(node.to_string()).or_default();
+        if v.dirty {
+            v.dirty = false;
+            return Some(
+                v.pending
                     .take()
-                    .unwrap_or_else(|| Wake::new(WakeSource::External));
-                continue;
-            }
-            v.in_flight = false;
-            break;
+                    .unwrap_or_else(|| Wake::new(WakeSource::External)),
+            );
         }
-        Ok(results)
+        v.in_flight = false;
+        None
+    }
+
+    /// Releases an in-flight `node` without a follow-up, dropping its pending wakes (an
+    /// infrastructure error, or a stop request: the next boot re-derives the node).
+    fn release(&self, node: &str) {
+        let mut st = lock(&self.state);
+        let v = st.volatile.entry(node.to_string()).or_default();
+        v.in_flight = false;
+        v.dirty = false;
+        v.pending = None;
     }
 }

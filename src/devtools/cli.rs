@@ -9,13 +9,14 @@ use std::process::ExitCode;
 use crate::devtools::examples::{self, CopyError, SHIPPED_EXAMPLES};
 use crate::replay::{self, DescribeOptions, OpenError, OpenStateDirOptions, OpenedStateDir};
 
-/// The usage text (VIEWER.md §2.6, the form used until `--export` lands).
+/// The usage text (VIEWER.md §2.6).
 pub const USAGE: &str = "reactor-devtools — replay a saved Reactor ledger in a browser DAG viewer
 
 Usage:
   reactor-devtools <state-dir> [--port <n>] [--host <h>] [--describe [--json]]
   reactor-devtools --example <name> [--describe [--json]]   # replay a bundled fixture
   reactor-devtools --example <name> --copy-to <dir> [--force]  # seed a sample ledger
+  reactor-devtools <state-dir> --export <file.html> [--force]  # write a self-contained report
 
 Arguments:
   <state-dir>   A saved Reactor state directory (receipts + compile/topology.json).
@@ -27,7 +28,7 @@ Options:
       --copy-to <dir>   Copy the bundled --example fixture into <dir>, so
                  `reactor-devtools <dir> --describe` replays a ledger sitting in
                  your own tree. Refuses a non-empty / existing state-dir unless --force.
-      --force   Overwrite on --copy-to.
+      --force   Overwrite on --copy-to or --export.
   -p, --port <n>  Port to listen on (default 4555).
       --host <h>  Host to bind (default 127.0.0.1).
       --describe Print a headless run summary (per-node + per-frame
@@ -36,6 +37,10 @@ Options:
       --json    With --describe, emit that summary as one JSON object
                  (state-dir, topology, dispositions, the cost rollup by
                  surprise_cause, and the chain-verify verdict). Exit codes unchanged.
+      --export <file.html>  Write a self-contained HTML report (replay, run tables,
+                 outputs, contract sources) and exit.
+      --title <text>    Title of the --export report.
+      --source <path>   .prose.md file or directory to embed in the --export report.
   -V, --version  Print the version.
   -h, --help    Show this help.
 ";
@@ -59,6 +64,12 @@ pub struct Args {
     pub describe: bool,
     /// `--json`
     pub json: bool,
+    /// `--export <file.html>` (project)
+    pub export: Option<OsString>,
+    /// `--title <text>` (project)
+    pub title: Option<String>,
+    /// `--source <path>` (project)
+    pub source: Option<OsString>,
     /// `--version`
     pub version: bool,
     /// `--help`
@@ -96,6 +107,9 @@ pub fn parse(args: Vec<OsString>) -> Args {
             Long("host") => "host",
             Long("describe") => "describe",
             Long("json") => "json",
+            Long("export") => "export",
+            Long("title") => "title",
+            Long("source") => "source",
             Long("version") | Short('V') => "version",
             Long("help") | Short('h') => "help",
             Long(_) | Short(_) => "?",
@@ -117,7 +131,7 @@ pub fn parse(args: Vec<OsString>) -> Args {
                 }
                 a.unrecognized.push(flag);
             }
-            "example" | "copy-to" | "port" | "host" => {
+            "example" | "copy-to" | "port" | "host" | "export" | "title" | "source" => {
                 let long = format!("--{canonical}");
                 match p.value() {
                     Err(_) => a.errors.push(format!("option missing a value: {flag}")),
@@ -125,13 +139,16 @@ pub fn parse(args: Vec<OsString>) -> Args {
                         let utf8 = || v.clone().into_string().ok();
                         match canonical {
                             "copy-to" => a.copy_to = Some(v),
-                            "example" | "port" | "host" => match utf8() {
+                            "export" => a.export = Some(v),
+                            "source" => a.source = Some(v),
+                            "example" | "port" | "host" | "title" => match utf8() {
                                 None => a.errors.push(format!(
                                     "option {long} has a value that is not valid UTF-8"
                                 )),
                                 Some(s) => match canonical {
                                     "example" => a.example = Some(s),
                                     "port" => a.port = Some(s),
+                                    "title" => a.title = Some(s),
                                     _ => a.host = Some(s),
                                 },
                             },
@@ -192,11 +209,11 @@ pub struct Io<'a> {
 }
 
 impl Io<'_> {
-    fn out(&mut self, s: &str) {
+    pub(crate) fn out(&mut self, s: &str) {
         let _ = self.out.write_all(s.as_bytes());
         let _ = self.out.flush();
     }
-    fn err(&mut self, s: &str) {
+    pub(crate) fn err(&mut self, s: &str) {
         let _ = self.err.write_all(s.as_bytes());
         let _ = self.err.flush();
     }
@@ -247,6 +264,19 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
                 .display()
                 .to_string()
         });
+    if let Some(file) = &a.export {
+        return crate::devtools::export::run_cli(
+            opened,
+            &shown,
+            &crate::devtools::export::ExportArgs {
+                file: PathBuf::from(file),
+                force: a.force,
+                title: a.title.clone(),
+                source: a.source.as_ref().map(PathBuf::from),
+            },
+            io,
+        );
+    }
     if a.describe {
         return describe(opened, &shown, a.json, io);
     }
@@ -314,6 +344,10 @@ fn check(a: &Args, io: &mut Io<'_>) -> Result<u16, u8> {
     }
     if a.example.is_some() && a.state_dir.is_some() {
         io.err("error: pass either --example <name> OR a <state-dir>, not both\n");
+        return Err(1);
+    }
+    if let Some(msg) = export_conflict(a) {
+        io.err(msg);
         return Err(1);
     }
     if let Some(name) = &a.example
@@ -388,6 +422,20 @@ fn describe(
         io.out(&result.text);
     }
     if result.chain_ok { 0 } else { 1 }
+}
+
+/// VIEWER.md §2.4 step 9: `--export` with `--describe` or `--copy-to`, or `--title` /
+/// `--source` without `--export`.
+fn export_conflict(a: &Args) -> Option<&'static str> {
+    if a.export.is_some() && a.describe {
+        Some("error: --export writes a report file; it cannot be combined with --describe\n")
+    } else if a.export.is_some() && a.copy_to.is_some() {
+        Some("error: --export writes a report file; it cannot be combined with --copy-to\n")
+    } else if a.export.is_none() && (a.title.is_some() || a.source.is_some()) {
+        Some("error: --title and --source only apply with --export\n")
+    } else {
+        None
+    }
 }
 
 fn copy_to(name: &str, dir: &std::path::Path, force: bool, io: &mut Io<'_>) -> u8 {

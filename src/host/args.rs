@@ -25,6 +25,8 @@ pub struct Globals {
     pub json: bool,
     /// `--offline` (see [`Globals::offline`] for the environment variable).
     pub(crate) offline_flag: bool,
+    /// `-q` / `--quiet`: no progress display or progress lines on stderr (issue 8 item 2).
+    pub quiet: bool,
     /// `-h` / `--help` was given.
     pub help: bool,
     /// `-V` / `-v` / `--version` was given.
@@ -128,11 +130,12 @@ impl Globals {
                     self.reactor = Some(v);
                     Ok(true)
                 }
-                "json" | "offline" | "help" | "version" => {
+                "json" | "offline" | "quiet" | "help" | "version" => {
                     refuse_attached(p, &format!("--{l}"), verb)?;
                     match l.as_str() {
                         "json" => self.json = true,
                         "offline" => self.offline_flag = true,
+                        "quiet" => self.quiet = true,
                         "help" => self.help = true,
                         _ => self.version = true,
                     }
@@ -140,6 +143,10 @@ impl Globals {
                 }
                 _ => Ok(false),
             },
+            OwnedArg::Short('q') => {
+                self.quiet = true;
+                Ok(true)
+            }
             OwnedArg::Short('h') => {
                 self.help = true;
                 Ok(true)
@@ -172,6 +179,18 @@ impl Globals {
         Ok((project, reactor))
     }
 
+    /// [`Globals::select_reactor`] for a verb that only reads the state directory (the offline
+    /// verbs): a `--state-dir` given on the command line must exist and be a state directory
+    /// ([`crate::host::project::check_reader_state_dir`]); the configured or default one may
+    /// be absent (a project that has not run yet reads as empty).
+    pub(crate) fn select_reader(&self, verb: &str) -> Result<(Project, ReactorSpec), HostError> {
+        let (project, reactor) = self.select_reactor(verb)?;
+        if self.state_dir.is_some() {
+            crate::host::project::check_reader_state_dir(&reactor.state_dir)?;
+        }
+        Ok((project, reactor))
+    }
+
     /// Offline mode: `--offline`, or `REACTOR_OFFLINE` set to `1`, `true` or `yes` (any case).
     /// `0`, `false`, `no` or empty do not force it; any other value is a configuration error.
     pub fn offline(&self) -> Result<bool, HostError> {
@@ -194,6 +213,9 @@ pub(crate) fn parse_offline_env(v: Option<&str>) -> Result<bool, HostError> {
         ))),
     }
 }
+
+/// Verbs whose own `--version <v>` shadows the global `--version` when a value follows.
+const VERB_VERSION_FLAG: (&[&str], &str) = (&["inspect"], "version");
 
 /// The arguments after the verb, with the global flags taken out.
 #[derive(Debug)]
@@ -227,10 +249,32 @@ impl<'a> ArgStream<'a> {
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(lexopt_error(e, Some(self.verb))),
             };
+            if self.verb_flag_with_value(&arg, VERB_VERSION_FLAG) {
+                return Ok(Some(arg));
+            }
             if self.globals.accept(&arg, self.p, Some(self.verb))? {
                 continue;
             }
             return Ok(Some(arg));
+        }
+    }
+
+    /// True when `arg` is `--<flag>` of a verb that takes it with a value (`inspect --version
+    /// <v>`), and a value follows (`--flag=value`, or a next argument not starting with `-`).
+    /// Otherwise the flag stays global (`reactor inspect --version` prints the version).
+    fn verb_flag_with_value(&mut self, arg: &OwnedArg, (verbs, flag): (&[&str], &str)) -> bool {
+        let OwnedArg::Long(l) = arg else {
+            return false;
+        };
+        if l != flag || !verbs.contains(&self.verb) {
+            return false;
+        }
+        match self.p.try_raw_args() {
+            // An attached `=value` is pending.
+            None => true,
+            Some(raw) => raw
+                .peek()
+                .is_some_and(|next| !next.to_string_lossy().starts_with('-')),
         }
     }
 
@@ -261,6 +305,26 @@ impl<'a> ArgStream<'a> {
                 )
             }
         }
+    }
+
+    /// The value of `--parallel-renders`: an integer within
+    /// [`PARALLEL_RENDERS_RANGE`](crate::host::config::PARALLEL_RENDERS_RANGE) (1–64); anything
+    /// else is a usage error naming the flag (exit 2).
+    pub fn parallel_renders(&mut self) -> Result<usize, HostError> {
+        let v = self.value("--parallel-renders")?;
+        let (lo, hi) = crate::host::config::PARALLEL_RENDERS_RANGE;
+        v.parse::<usize>()
+            .ok()
+            .filter(|n| (lo..=hi).contains(n) && v.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| {
+                HostError::usage(
+                    format!(
+                        "--parallel-renders: '{}' is not an integer from {lo} to {hi}",
+                        crate::host::yaml::clip(&v, 40)
+                    ),
+                    Some(self.verb),
+                )
+            })
     }
 
     /// The usage error for a missing positional argument.

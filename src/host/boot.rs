@@ -10,18 +10,20 @@ use crate::agent::prompt::{
     FacetLayout, NodeBrief, PostconditionBrief, PromptSource, SystemPrompt,
 };
 use crate::agent::render::{AgentRender, RenderSettings};
-use crate::compile::cache::{Freshness, LoadedIr, freshness, load_ir, sdk_version};
+use crate::compile::cache::{Freshness, LoadedIr, Manifest, freshness, load_ir, sdk_version};
 use crate::compile::{CompileError, CompileSettings, Compiled};
 use crate::contract::ContractSet;
 use crate::core::{Reactor, ReactorOptions};
-use crate::host::error::{ErrorKind, HostError};
+use crate::host::config::ModelSection;
+use crate::host::error::{ErrorKind, HostError, StateDirContext};
+use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
 use crate::model::replay::with_recording_from_env;
 use crate::model::{
-    ApiKey, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
+    ApiKey, ConfigError, HttpSettings, ModelClient, OfflineClient, ProviderClient, ProviderConfig,
 };
 use crate::store::ledger::{OpenNote, SyncPolicy};
-use crate::store::lock::{LockError, StateLock};
+use crate::store::lock::StateLock;
 
 /// The resolved model side of a project.
 #[derive(Clone, Debug)]
@@ -34,21 +36,52 @@ pub(crate) struct ModelPlan {
     pub max_turns: u32,
     /// Offline mode (`--offline` / `REACTOR_OFFLINE`).
     pub offline: bool,
+    /// The transport settings: `model.timeout`, `model.connect_timeout`,
+    /// `REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`.
+    pub http: HttpSettings,
+    /// Where a missing model id belongs in `reactor.yml` (`reactor.yml:3:13`).
+    pub location: String,
+    /// Renders a drain runs at once: `--parallel-renders`, else `model.parallel_renders`.
+    pub parallel_renders: usize,
 }
 
 impl ModelPlan {
-    /// Resolves the provider table and the system prompt. Errors: configuration (exit 1).
+    /// Resolves the provider table (with the base-URL variables of the environment), the
+    /// transport settings and the system prompt. Errors: configuration (exit 1).
     pub(crate) fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
-        let config = ProviderConfig::resolve(&project.provider_settings())
-            .map_err(|e| HostError::config(e.to_string()))?;
-        let prompt = crate::agent::prompt::load_system_prompt()
-            .map_err(|e| HostError::config(e.to_string()))?;
+        let config = ProviderConfig::resolve(&project.provider_settings())?;
+        let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
         Ok(ModelPlan {
             config,
             prompt,
             max_turns: project.config.model.max_turns,
             offline,
+            http: http_settings_for(&project.config.model)?,
+            location: project.config.model.location(),
+            parallel_renders: project.config.model.parallel_renders,
         })
+    }
+
+    /// Applies `--parallel-renders` when given.
+    pub(crate) fn with_parallel_renders(mut self, flag: Option<usize>) -> ModelPlan {
+        if let Some(n) = flag {
+            self.parallel_renders = n;
+        }
+        self
+    }
+
+    /// A missing model id as a configuration error naming the place in `reactor.yml` and
+    /// how to fix it: `reactor.yml:3:13: model.compile_model is required for provider 'openai'`
+    /// with `hint: add compile_model: <model id> under model: in reactor.yml`.
+    pub(crate) fn config_error(&self, e: ConfigError) -> HostError {
+        match e {
+            ConfigError::MissingModel { role, .. } => {
+                HostError::config(format!("{}: {e}", self.location)).with_hint(format!(
+                    "add `{role}_model: <model id>` under `model:` in reactor.yml (the provider has no default {role} model)"
+                ))
+            }
+            other => other.into(),
+        }
     }
 
     /// The compile settings (HOST.md §6.3 key: contract set, `reactor-rs/<v>[+skill…]`, model).
@@ -56,7 +89,7 @@ impl ModelPlan {
         let model = self
             .config
             .require_compile_model()
-            .map_err(|e| HostError::config(e.to_string()))?
+            .map_err(|e| self.config_error(e))?
             .to_string();
         let replaced = match self.prompt.source {
             PromptSource::File(_) => Some(self.prompt.text.as_str()),
@@ -69,7 +102,29 @@ impl ModelPlan {
             temperature: self.config.temperature,
             reasoning_effort: self.config.reasoning_effort.clone(),
             sdk_version: sdk_version(replaced),
+            base_url: Some(self.config.recorded_base_url()),
         })
+    }
+
+    /// The warning when a usable cache was compiled against another provider or endpoint than
+    /// the configured one (provider and endpoint are not part of the key, HOST.md §6.3, so the
+    /// cache is still used). `None` when they match, or when the manifest predates the recorded
+    /// base URL and the provider matches.
+    pub(crate) fn endpoint_drift(&self, manifest: &Manifest) -> Option<String> {
+        let provider = &self.config.provider;
+        let base_url = self.config.recorded_base_url();
+        let same_provider = manifest.cost.provider == *provider;
+        let same_url = manifest.base_url.as_ref().is_none_or(|u| *u == base_url);
+        if same_provider && same_url {
+            return None;
+        }
+        let then = match &manifest.base_url {
+            Some(u) => format!("provider '{}' at {u}", manifest.cost.provider),
+            None => format!("provider '{}'", manifest.cost.provider),
+        };
+        Some(format!(
+            "the compile cache was compiled against {then}, but the configured provider is '{provider}' at {base_url}; the cache is still used (provider and endpoint are not part of its key): run `reactor compile --force` to recompile against the configured one"
+        ))
     }
 
     /// Checks that the key is present (unless offline) before any model call can happen
@@ -78,15 +133,10 @@ impl ModelPlan {
         if self.offline {
             return Ok(None);
         }
-        crate::model::keys::require_key(&self.config, &project.dir)
-            .map(Some)
-            .map_err(|e| {
-                let mut err = HostError::config(e.to_string());
-                for h in e.hints() {
-                    err = err.with_hint(h);
-                }
-                err
-            })
+        Ok(Some(crate::model::keys::require_key(
+            &self.config,
+            &project.dir,
+        )?))
     }
 
     /// The model client: the offline client, or the provider client (wrapped by the recording
@@ -95,51 +145,40 @@ impl ModelPlan {
         match key {
             None => Ok(Arc::new(OfflineClient)),
             Some(key) => {
-                let settings = http_settings()?;
-                let client: Box<dyn ModelClient> =
-                    Box::new(ProviderClient::new(self.config.clone(), key, settings));
+                let client: Box<dyn ModelClient> = Box::new(ProviderClient::new(
+                    self.config.clone(),
+                    key,
+                    self.http.clone(),
+                ));
                 Ok(Arc::from(with_recording_from_env(client)))
             }
         }
     }
 }
 
-/// The variable that shortens the whole-response timeout of one provider attempt, in
-/// milliseconds (default 600000, HOST.md §5.6). A test hook like `REACTOR_HTTP_BACKOFF_MS`, so
-/// that the host suite can exercise timeouts through the real binary in well under a second.
-pub(crate) const HTTP_TIMEOUT_ENV: &str = "REACTOR_HTTP_TIMEOUT_MS";
-
-/// The transport settings of the provider clients: [`HttpSettings::from_env`]
-/// (`REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`) plus [`HTTP_TIMEOUT_ENV`].
+/// The transport settings of the provider clients from the environment alone
+/// ([`HttpSettings::from_env`]: `REACTOR_HTTP_BACKOFF_MS`, `REACTOR_DEBUG`).
 ///
-/// Errors (configuration, exit 1): a value that is not a whole number of milliseconds, or a
-/// timeout of 0.
+/// Errors (configuration, exit 1): a backoff that is not a whole number of milliseconds.
 pub fn http_settings() -> Result<HttpSettings, HostError> {
-    let mut settings = HttpSettings::from_env().map_err(|e| HostError::config(e.to_string()))?;
-    if let Some(raw) = std::env::var(HTTP_TIMEOUT_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    {
-        let ms: u64 = raw
-            .trim()
-            .parse()
-            .ok()
-            .filter(|ms| *ms > 0)
-            .ok_or_else(|| {
-                HostError::config(format!(
-                    "{HTTP_TIMEOUT_ENV}: expected a positive whole number of milliseconds, got '{}'",
-                    crate::host::yaml::clip(raw.trim(), 40)
-                ))
-            })?;
-        settings.attempt_timeout = std::time::Duration::from_millis(ms);
+    Ok(HttpSettings::from_env()?)
+}
+
+/// [`http_settings`] plus `model.timeout` and `model.connect_timeout` of `reactor.yml`.
+pub(crate) fn http_settings_for(model: &ModelSection) -> Result<HttpSettings, HostError> {
+    let mut settings = http_settings()?;
+    if let Some(t) = model.timeout {
+        settings.attempt_timeout = t;
+    }
+    if let Some(t) = model.connect_timeout {
+        settings.connect_timeout = t;
     }
     Ok(settings)
 }
 
 /// Loads the contracts of a reactor; no contracts is an error (HOST.md §8.3 step 1).
 pub(crate) fn load_contracts(spec: &ReactorSpec) -> Result<ContractSet, HostError> {
-    let set = ContractSet::load(&spec.contracts_dir)
-        .map_err(|e| HostError::config(format!("contracts invalid: {e}")))?;
+    let set = ContractSet::load(&spec.contracts_dir)?;
     if set.is_empty() {
         return Err(HostError::config(format!(
             "no .prose.md contracts found under {}",
@@ -158,12 +197,7 @@ pub(crate) fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
             state_dir.display()
         ))
     })?;
-    StateLock::acquire(state_dir).map_err(|e| match e {
-        LockError::Held { .. } => HostError::state(e.to_string()).with_hint(
-            "stop that process first, or use `reactor trigger` to reach a running daemon",
-        ),
-        LockError::Io { .. } => HostError::state(e.to_string()),
-    })
+    Ok(StateLock::acquire(state_dir)?)
 }
 
 /// The writer's check of an existing ledger before it writes anything into the state
@@ -174,7 +208,7 @@ pub(crate) fn take_lock(state_dir: &Path) -> Result<StateLock, HostError> {
 /// Errors (state, exit 1): `<state-dir>: receipts.json[<i>] fails verification: <problems>`
 /// (or the reader's message) with the hint `restore the file from a backup or move it aside`.
 pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
-    crate::store::ledger::check_for_write(state_dir).map_err(|e| HostError::ledger(state_dir, &e))
+    crate::store::ledger::check_for_write(state_dir).in_state_dir(state_dir)
 }
 
 /// How the IR of a reactor was obtained.
@@ -188,21 +222,24 @@ pub(crate) enum CompileOutcome {
 
 /// A compile failure as the writer verbs report it: the message with secret shapes and the
 /// exact `secrets` (the provider key) redacted — a repair-exhausted error list quotes
-/// model-supplied values (HOST.md §5.8) — and a hint giving the tokens already spent.
+/// model-supplied values (HOST.md §5.8) — and, when any token was spent, a hint giving them.
 pub(crate) fn compile_failure_redacted(
     prefix: &str,
     e: &CompileError,
     secrets: &[&str],
 ) -> HostError {
     let spent = e.spent();
-    HostError::new(
+    let err = HostError::new(
         ErrorKind::Model,
         format!(
             "{prefix}: {}",
             crate::format::sanitize::redact(&e.to_string(), secrets)
         ),
-    )
-    .with_hint(format!(
+    );
+    if spent.fresh == 0 && spent.reused == 0 {
+        return err;
+    }
+    err.with_hint(format!(
         "tokens already spent: fresh={} reused={}",
         spent.fresh, spent.reused
     ))
@@ -216,12 +253,18 @@ pub(crate) fn ensure_compiled(
     client: &dyn ModelClient,
     api_key: Option<&ApiKey>,
     failure_prefix: &str,
+    progress: &Progress,
 ) -> Result<(LoadedIr, CompileOutcome), HostError> {
     let set = load_contracts(spec)?;
     let settings = plan.compile_settings()?;
     let key = settings.cache_key(&set);
     match freshness(&spec.state_dir, &key) {
-        Freshness::Fresh(loaded) => Ok((*loaded, CompileOutcome::CacheHit)),
+        Freshness::Fresh(loaded) => {
+            if let Some(w) = plan.endpoint_drift(&loaded.manifest) {
+                crate::host::output::warn(&w);
+            }
+            Ok((*loaded, CompileOutcome::CacheHit))
+        }
         stale => {
             if plan.offline {
                 return Err(HostError::new(
@@ -234,15 +277,17 @@ pub(crate) fn ensure_compiled(
             }
             // No model call is paid for on top of a ledger the writer would refuse.
             check_ledger(&spec.state_dir)?;
+            progress.phase("sessions", Some(Progress::sessions_of(&set)));
             let compiled =
-                crate::compile::compile_project(&set, &settings, client).map_err(|e| {
+                crate::compile::compile_project_observed(&set, &settings, client, &mut |step| {
+                    progress.session_done(step)
+                })
+                .map_err(|e| {
                     let secrets: Vec<&str> =
                         api_key.map(|k| vec![k.expose_secret()]).unwrap_or_default();
                     compile_failure_redacted(failure_prefix, &e, &secrets)
                 })?;
-            compiled
-                .write_cache(&spec.state_dir, jiff::Timestamp::now())
-                .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+            compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
             let loaded = load_ir(&spec.state_dir).map_err(|r| {
                 HostError::internal(format!("the compile cache just written does not load: {r}"))
             })?;
@@ -319,8 +364,9 @@ pub fn briefs(loaded: &LoadedIr, mounted: &crate::core::ir::Mounted) -> HashMap<
     out
 }
 
-/// Mounts a reactor over `spec.state_dir` whose renders are agent loops on `client`
-/// (the caller holds the lock). Returns the reactor and the ledger notes to print.
+/// Mounts a reactor over `spec.state_dir` with group commit, whose renders are agent loops on
+/// `client` reported to `progress` (the caller holds the lock). Returns the reactor and the
+/// ledger notes to print.
 pub(crate) fn open_reactor(
     project: &Project,
     spec: &ReactorSpec,
@@ -328,11 +374,10 @@ pub(crate) fn open_reactor(
     plan: &ModelPlan,
     client: Arc<dyn ModelClient>,
     key: Option<&ApiKey>,
-    sync: SyncPolicy,
+    progress: &Progress,
 ) -> Result<(Reactor, Vec<OpenNote>), HostError> {
     let ir = loaded.ir.to_ir();
-    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)
-        .map_err(|e| HostError::state(format!("{e}; run `reactor compile --force`")))?;
+    let mounted = crate::core::ir::mount(&ir, crate::core::ir::IngressMode::Host)?;
     let secrets: Vec<String> = key
         .map(|k| vec![k.expose_secret().to_string()])
         .unwrap_or_default();
@@ -344,7 +389,7 @@ pub(crate) fn open_reactor(
     } else {
         plan.config
             .require_render_model()
-            .map_err(|e| HostError::config(e.to_string()))?
+            .map_err(|e| plan.config_error(e))?
             .to_string()
     };
     let mut settings = RenderSettings::new(plan.config.provider.clone(), render_model);
@@ -363,20 +408,19 @@ pub(crate) fn open_reactor(
         briefs(loaded, &mounted),
     )
     .with_sandbox(sandbox);
+    progress.phase("renders", Some(mounted.nodes.len() as u64));
     let (reactor, notes) = Reactor::open(
         &spec.state_dir,
         ir,
-        Arc::new(render),
+        progress.render(Arc::new(render)),
         ReactorOptions {
-            sync,
+            sync: SyncPolicy::Group,
             secrets,
+            parallel_renders: plan.parallel_renders,
             ..ReactorOptions::default()
         },
     )
-    .map_err(|e| match e {
-        crate::core::CoreError::Ledger(le) => HostError::ledger(&spec.state_dir, &le),
-        other => HostError::state(other.to_string()),
-    })?;
+    .in_state_dir(&spec.state_dir)?;
     for g in &spec.gateways {
         reactor.rebuild_cursor(&g.node, &g.source_id);
     }
@@ -440,22 +484,38 @@ pub(crate) struct Prepared {
     pub reactor: Reactor,
 }
 
+/// The model side a writer verb hands to [`prepare`]: the client, the key (absent offline) and
+/// the progress display its sessions and renders report to.
+pub(crate) struct Access<'a> {
+    /// The model client ([`ModelPlan::client`]).
+    pub client: Arc<dyn ModelClient>,
+    /// The provider key, for redaction.
+    pub key: Option<&'a ApiKey>,
+    /// The progress display (one in [`crate::host::progress::Mode::Off`] for none).
+    pub progress: &'a Progress,
+}
+
 /// [`ensure_compiled`] + [`check_gateways`] + [`open_reactor`] (the caller holds the lock).
 /// `check` runs between loading the IR and mounting (e.g. `trigger`'s node check).
 pub(crate) fn prepare(
     project: &Project,
     spec: &ReactorSpec,
     plan: &ModelPlan,
-    client: Arc<dyn ModelClient>,
-    key: Option<&ApiKey>,
+    access: Access<'_>,
     failure_prefix: &str,
     check: impl FnOnce(&LoadedIr) -> Result<(), HostError>,
 ) -> Result<Prepared, HostError> {
-    let (loaded, outcome) = ensure_compiled(spec, plan, client.as_ref(), key, failure_prefix)?;
+    let Access {
+        client,
+        key,
+        progress,
+    } = access;
+    let client = progress.client(client);
+    let (loaded, outcome) =
+        ensure_compiled(spec, plan, client.as_ref(), key, failure_prefix, progress)?;
     check(&loaded)?;
     check_gateways(spec, &loaded)?;
-    let (reactor, notes) =
-        open_reactor(project, spec, &loaded, plan, client, key, SyncPolicy::Group)?;
+    let (reactor, notes) = open_reactor(project, spec, &loaded, plan, client, key, progress)?;
     print_notes(&spec.state_dir, &notes);
     Ok(Prepared {
         loaded,

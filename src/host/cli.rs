@@ -18,11 +18,9 @@ use crate::host::{
 };
 
 /// The overview printed by `reactor --help`.
-pub(crate) const OVERVIEW: &str =
-    "reactor — keep a graph of model-backed nodes true to their prose contracts
+pub(crate) const OVERVIEW: &str = "Usage: reactor [global flags] <verb> [verb flags] [arguments]
 
-Usage:
-  reactor [global flags] <verb> [verb flags] [arguments]
+reactor — keep a graph of model-backed nodes true to their prose contracts
 
 Verbs:
   init [dir]          Scaffold a project (reactor.yml, two contracts, .gitignore, README)
@@ -38,7 +36,8 @@ Verbs:
   trace [node]        Per-node receipt chains
   receipts [list|verify|cost]
                       Ledger listing, full verification, cost rollup
-  devtools <dir>      The replay viewer (same as reactor-devtools)
+  devtools [<dir>]    The replay viewer (same as reactor-devtools); without <dir>, the
+                      project's state directory
 
 Global flags (before or after the verb):
   --project <dir>     Project directory (reactor.yml, *.prose.md); default .
@@ -46,6 +45,8 @@ Global flags (before or after the verb):
   --reactor <name>    One entry of the reactors: list
   --json              Print exactly one JSON document
   --offline           No model request and no http connector fetch (REACTOR_OFFLINE=1)
+  -q, --quiet         No progress on stderr (shown live on a terminal, one line per
+                      finished session or render otherwise)
   -h, --help          This help; `reactor help <verb>` or `reactor <verb> --help` for a verb
   -V, -v, --version   Print the version
 
@@ -89,6 +90,7 @@ const VERBS: &[(&str, &str)] = &[
     ("run", run::HELP),
     ("trigger", trigger::HELP),
     ("serve", serve::HELP),
+    ("devtools", crate::devtools::cli::USAGE),
 ];
 
 macro_rules! dispatch {
@@ -160,11 +162,58 @@ fn run_args(args: Vec<OsString>) -> Result<ExitCode, HostError> {
         "logs" => dispatch!(logs, &mut p, globals),
         "trace" => dispatch!(trace, &mut p, globals),
         "receipts" => dispatch!(receipts, &mut p, globals),
+        "devtools" => devtools_verb(&mut p, &globals),
         other => Err(HostError::usage(
             format!("unknown verb '{}'", crate::host::yaml::clip(other, 60)),
             None,
         )),
     }
+}
+
+/// `reactor [global flags] devtools …`: the replay viewer (VIEWER.md) with the arguments after
+/// the verb, as `reactor-devtools` would get them. Global flags given before the verb carry
+/// over: `--json` is passed on (it shapes `--describe`), and without a `<state-dir>` argument
+/// or `--example` the viewer opens the project's state directory (`--state-dir`, else
+/// `state.dir` of `--project`'s reactor.yml, selected by `--reactor`). `--offline` changes
+/// nothing (the viewer is keyless).
+fn devtools_verb(p: &mut lexopt::Parser, globals: &Globals) -> Result<ExitCode, HostError> {
+    let mut rest: Vec<OsString> = p.raw_args().map_err(|e| lexopt_error(e, None))?.collect();
+    let names_a_ledger = viewer_names_a_ledger(&rest);
+    if globals.json && !rest.iter().any(|a| a == "--json") {
+        rest.push("--json".into());
+    }
+    let from_project =
+        globals.project.is_some() || globals.state_dir.is_some() || globals.reactor.is_some();
+    if from_project && !names_a_ledger {
+        let (_, spec) = globals.select_reactor("devtools")?;
+        rest.insert(0, spec.state_dir.into_os_string());
+    }
+    Ok(crate::devtools::cli::main(rest))
+}
+
+/// True when viewer arguments name what to replay: a positional `<state-dir>` or `--example`
+/// (the viewer's value flags are skipped with their values; `--` ends flags).
+fn viewer_names_a_ledger(args: &[OsString]) -> bool {
+    const VALUE_FLAGS: [&str; 5] = ["--example", "--copy-to", "--port", "-p", "--host"];
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].to_string_lossy();
+        if a == "--" {
+            return i + 1 < args.len();
+        }
+        if a == "--example" || a.starts_with("--example=") {
+            return true;
+        }
+        if VALUE_FLAGS.contains(&a.as_ref()) {
+            i += 2;
+            continue;
+        }
+        if !a.starts_with('-') || a == "-" {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// `reactor help [verb]`.

@@ -39,24 +39,27 @@
 //!
 //! A cache hit reads `cache hit (zero session cost)` with the topology read back from
 //! `topology.json` and no step block; a stale cache under `--check` reads
-//! `STALE (re-compile needed)` with a `reason` line. JSON: see [`CompileReport::to_json`].
+//! `STALE (re-compile needed)` with a `reason` line. JSON: see [`CompileReport`].
 //! Several reactors print one report each (JSON `{"reactors": [{"reactor", …}]}`); the exit
 //! status is the worst.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::compile::{
-    CacheKey, Compiled, Diagnostic, Freshness, LoadedIr, NodeLint, StepCost, TopologySummary,
-    compile_project, freshness,
+    CacheKey, Compiled, Freshness, LoadedIr, StepCost, TopologySummary, compile_project_observed,
+    freshness,
 };
 use crate::format::sanitize::redact;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{ModelPlan, compile_failure_redacted, load_contracts, take_lock};
 use crate::host::error::{ErrorKind, HostError};
 use crate::host::output::{self, Report};
+use crate::host::progress::Progress;
 use crate::host::project::{Project, ReactorSpec};
-use crate::model::TokenCost;
+use crate::host::report::{VerbReport, print};
+use crate::host::rollup::Tokens;
 
 /// `reactor compile --help`.
 pub(crate) const HELP: &str = "reactor compile — run the compile sessions into the cache
@@ -116,43 +119,114 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     Ok(a)
 }
 
-/// Which of the three report forms (HOST.md §8.3).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReportStatus {
-    /// The sessions ran and the cache was written.
-    Compiled,
-    /// The cache was fresh: zero session cost.
-    CacheHit,
-    /// `--check` over a stale cache.
-    Stale {
-        /// The first applicable reason (HOST.md §6.4).
-        reason: String,
-        /// The manifest's key triple, when it could be read.
-        cached: Option<CacheKey>,
-    },
+/// A Forme diagnostic: JSON `{"kind", "subscriber", "requirement"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DiagnosticRow {
+    /// `unsatisfied` or `ambiguous`.
+    pub kind: &'static str,
+    /// The subscriber (sanitized).
+    pub subscriber: String,
+    /// The requirement (sanitized).
+    pub requirement: String,
 }
 
-/// One reactor's compile report: what the text and JSON forms print.
-#[derive(Clone, Debug)]
+/// A lint: JSON `{"node", "code", "message"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LintRow {
+    /// The node (sanitized).
+    pub node: String,
+    /// The lint code.
+    pub code: String,
+    /// The message (sanitized).
+    pub message: String,
+}
+
+/// One compile session's cost: JSON `{"step", "node"?, "fresh", "reused"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StepRow {
+    /// `forme`, `canonicalizer` or `postcondition`.
+    pub step: &'static str,
+    /// The node of a per-node step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Fresh tokens.
+    pub fresh: u64,
+    /// Reused tokens.
+    pub reused: u64,
+}
+
+impl StepRow {
+    /// `forme`, `canonicalizer:<node>` or `postcondition:<node>`.
+    fn label(&self) -> String {
+        match &self.node {
+            Some(n) => format!("{}:{n}", self.step),
+            None => self.step.to_string(),
+        }
+    }
+}
+
+/// The key triple (HOST.md §6.3): `{"contract_set_fingerprint", "sdk_version", "model"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KeyTriple {
+    /// The contract-set fingerprint.
+    pub contract_set_fingerprint: String,
+    /// `reactor-rs/<version>[+skill.<hex>]`.
+    pub sdk_version: String,
+    /// The compile model.
+    pub model: String,
+}
+
+impl From<&CacheKey> for KeyTriple {
+    fn from(k: &CacheKey) -> Self {
+        KeyTriple {
+            contract_set_fingerprint: k.contract_set_fingerprint.clone(),
+            sdk_version: k.sdk_version.clone(),
+            model: k.model.clone(),
+        }
+    }
+}
+
+/// One reactor's compile report (HOST.md §8.3). JSON: `{"reactor"?, "status":
+/// "compiled"|"cache-hit"|"stale", "reason"?, "contract_set_fingerprint", "sdk_version",
+/// "model", "nodes", "edges", "entry_points", "acyclic", "diagnostics": [{"kind",
+/// "subscriber", "requirement"}], "lints": [{"node", "code", "message"}], "cost": {"fresh",
+/// "reused"}, "step_costs": [{"step", "node"?, "fresh", "reused"}], "state_dir", "cached"?}`.
+/// `cached` (stale only) is the manifest's triple or `null`; a stale report without a
+/// readable topology has `nodes` 0, `edges` 0, `entry_points` `[]` and `acyclic` `null`.
+#[derive(Clone, Debug, Serialize)]
 pub struct CompileReport {
-    /// The reactor name, shown when the project has a `reactors:` list.
+    /// The reactor name, when the project has a `reactors:` list.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reactor: Option<String>,
-    /// The form.
-    pub status: ReportStatus,
+    /// `compiled`, `cache-hit` or `stale`.
+    pub status: &'static str,
+    /// Why the cache is stale (stale only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The current key triple.
-    pub key: CacheKey,
-    /// The compiled or cached topology (`None` for a stale report without a readable one).
-    pub topology: Option<TopologySummary>,
-    /// Forme diagnostics, already sanitized (compiled reports only).
-    pub diagnostics: Vec<Diagnostic>,
-    /// Lints, already sanitized (compiled reports only).
-    pub lints: Vec<NodeLint>,
+    #[serde(flatten)]
+    pub key: KeyTriple,
+    /// Topology nodes.
+    pub nodes: usize,
+    /// Topology edges.
+    pub edges: usize,
+    /// Entry points.
+    pub entry_points: Vec<String>,
+    /// The acyclic flag (`null` without a readable topology).
+    pub acyclic: Option<bool>,
+    /// Forme diagnostics (compiled reports only).
+    pub diagnostics: Vec<DiagnosticRow>,
+    /// Lints (compiled reports only).
+    pub lints: Vec<LintRow>,
+    /// The session cost of this invocation (zero for a hit and a stale report).
+    pub cost: Tokens,
     /// Per-step costs in session order (compiled reports only).
-    pub steps: Vec<StepCost>,
-    /// The session cost of this invocation (zero for a cache hit and a stale report).
-    pub cost: TokenCost,
+    pub step_costs: Vec<StepRow>,
     /// The reactor's state directory.
-    pub state_dir: PathBuf,
+    pub state_dir: String,
+    /// The manifest's triple (stale only; `null` when unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<Option<KeyTriple>>,
 }
 
 /// Model-supplied text made printable: the exact secrets and the key shapes of RUNTIME.md §7.9
@@ -165,27 +239,40 @@ fn clean(text: &str, secrets: &[&str]) -> String {
 }
 
 impl CompileReport {
-    fn base(spec: &ReactorSpec, multi: bool, status: ReportStatus, key: CacheKey) -> Self {
+    fn base(spec: &ReactorSpec, multi: bool, status: &'static str, key: &CacheKey) -> Self {
         CompileReport {
             reactor: multi.then(|| spec.name.clone()),
             status,
-            key,
-            topology: None,
+            reason: None,
+            key: KeyTriple::from(key),
+            nodes: 0,
+            edges: 0,
+            entry_points: Vec::new(),
+            acyclic: None,
             diagnostics: Vec::new(),
             lints: Vec::new(),
-            steps: Vec::new(),
-            cost: TokenCost::default(),
-            state_dir: spec.state_dir.clone(),
+            cost: Tokens::default(),
+            step_costs: Vec::new(),
+            state_dir: spec.state_dir.display().to_string(),
+            cached: None,
         }
     }
 
-    fn cache_hit(spec: &ReactorSpec, multi: bool, key: CacheKey, loaded: &LoadedIr) -> Self {
-        let mut r = CompileReport::base(spec, multi, ReportStatus::CacheHit, key);
-        r.topology = Some(loaded.ir.summary());
-        r
+    fn with_topology(mut self, t: Option<TopologySummary>) -> Self {
+        if let Some(t) = t {
+            self.nodes = t.nodes;
+            self.edges = t.edges;
+            self.entry_points = t.entry_points;
+            self.acyclic = Some(t.acyclic);
+        }
+        self
     }
 
-    fn stale(spec: &ReactorSpec, multi: bool, key: CacheKey, fr: Freshness) -> Self {
+    fn cache_hit(spec: &ReactorSpec, multi: bool, key: &CacheKey, loaded: &LoadedIr) -> Self {
+        CompileReport::base(spec, multi, "cache-hit", key).with_topology(Some(loaded.ir.summary()))
+    }
+
+    fn stale(spec: &ReactorSpec, multi: bool, key: &CacheKey, fr: Freshness) -> Self {
         let (reason, cached, topology) = match fr {
             Freshness::Stale {
                 reason,
@@ -202,215 +289,125 @@ impl CompileReport {
                 return CompileReport::cache_hit(spec, multi, key, &loaded);
             }
         };
-        let mut r = CompileReport::base(spec, multi, ReportStatus::Stale { reason, cached }, key);
-        r.topology = topology;
+        let mut r = CompileReport::base(spec, multi, "stale", key).with_topology(topology);
+        r.reason = Some(reason);
+        r.cached = Some(cached.as_ref().map(KeyTriple::from));
         r
     }
 
     fn compiled(spec: &ReactorSpec, multi: bool, c: &Compiled, secrets: &[&str]) -> Self {
-        let mut r = CompileReport::base(spec, multi, ReportStatus::Compiled, c.key.clone());
-        r.topology = Some(c.ir.summary());
+        let mut r = CompileReport::base(spec, multi, "compiled", &c.key)
+            .with_topology(Some(c.ir.summary()));
         r.diagnostics = c
             .diagnostics
             .iter()
-            .map(|d| Diagnostic {
-                kind: d.kind,
+            .map(|d| DiagnosticRow {
+                kind: d.kind.as_str(),
                 subscriber: clean(&d.subscriber, secrets),
                 requirement: clean(&d.requirement, secrets),
-                candidates: d
-                    .candidates
-                    .iter()
-                    .map(|(p, f)| (clean(p, secrets), clean(f, secrets)))
-                    .collect(),
             })
             .collect();
         r.lints = c
             .lints
             .iter()
-            .map(|l| NodeLint {
+            .map(|l| LintRow {
                 node: clean(&l.node, secrets),
                 code: clean(&l.code, secrets),
                 message: clean(&l.message, secrets),
             })
             .collect();
-        r.steps = c.steps.clone();
-        r.cost = c.cost.tokens;
+        r.step_costs = c.steps.iter().map(step_row).collect();
+        r.cost = Tokens {
+            fresh: c.cost.tokens.fresh,
+            reused: c.cost.tokens.reused,
+        };
         r
+    }
+
+    /// True for a stale report.
+    pub(crate) fn is_stale(&self) -> bool {
+        self.status == "stale"
     }
 
     /// The exit status of this report: 1 for a stale report, else 0.
     pub fn exit_code(&self) -> u8 {
-        match self.status {
-            ReportStatus::Stale { .. } => 1,
-            _ => 0,
-        }
+        u8::from(self.is_stale())
     }
+}
 
+fn step_row(s: &StepCost) -> StepRow {
+    StepRow {
+        step: s.step.kind(),
+        node: s.step.node().map(str::to_string),
+        fresh: s.tokens.fresh,
+        reused: s.tokens.reused,
+    }
+}
+
+impl VerbReport for CompileReport {
     /// The text report (HOST.md §8.3).
-    pub(crate) fn to_text(&self) -> String {
+    fn to_text(&self) -> String {
         let mut r = Report::new("compile");
         if let Some(name) = &self.reactor {
             r.field("reactor", name);
         }
-        let status = match &self.status {
-            ReportStatus::Compiled => "compiled (sessions ran)",
-            ReportStatus::CacheHit => "cache hit (zero session cost)",
-            ReportStatus::Stale { .. } => "STALE (re-compile needed)",
+        let status = match self.status {
+            "compiled" => "compiled (sessions ran)",
+            "cache-hit" => "cache hit (zero session cost)",
+            _ => "STALE (re-compile needed)",
         };
         r.field("status", status);
-        if let ReportStatus::Stale { reason, .. } = &self.status {
+        if let Some(reason) = &self.reason {
             r.field("reason", reason);
         }
         r.field("contract-set", &self.key.contract_set_fingerprint)
             .field("sdk", &self.key.sdk_version)
             .field("model", &self.key.model)
-            .field("state-dir", self.state_dir.display().to_string());
-        if !matches!(self.status, ReportStatus::Stale { .. }) {
-            let t = self.topology.clone().unwrap_or_default();
+            .field("state-dir", &self.state_dir);
+        if !self.is_stale() {
             r.blank()
-                .field("nodes", t.nodes.to_string())
-                .field("edges", t.edges.to_string())
+                .field("nodes", self.nodes.to_string())
+                .field("edges", self.edges.to_string())
                 .field(
                     "entry points",
-                    if t.entry_points.is_empty() {
+                    if self.entry_points.is_empty() {
                         "(none)".to_string()
                     } else {
-                        t.entry_points.join(", ")
+                        self.entry_points.join(", ")
                     },
                 )
-                .field("acyclic", if t.acyclic { "yes" } else { "no" });
+                .field(
+                    "acyclic",
+                    if self.acyclic == Some(true) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                );
         }
         if !self.diagnostics.is_empty() {
             r.blank().line(2, "Forme diagnostics:");
             for d in &self.diagnostics {
-                r.line(4, format!("- {d}"));
+                r.line(
+                    4,
+                    format!("- {} ({}: \"{}\")", d.kind, d.subscriber, d.requirement),
+                );
             }
         }
         if !self.lints.is_empty() {
             r.blank().line(2, "lints:");
             for l in &self.lints {
-                r.line(4, format!("- {l}"));
+                r.line(4, format!("- {}: {}", l.node, l.message));
             }
         }
-        if !self.steps.is_empty() {
+        if !self.step_costs.is_empty() {
             r.blank().line(2, "cost (tokens, surprise_cause: self):");
-            for s in &self.steps {
-                r.node_row(
-                    &s.step.label(),
-                    output::pair(s.tokens.fresh, s.tokens.reused),
-                );
+            for s in &self.step_costs {
+                r.node_row(&s.label(), output::pair(s.fresh, s.reused));
             }
         }
-        r.blank().field(
-            "total cost",
-            output::pair(self.cost.fresh, self.cost.reused),
-        );
+        r.blank().field("total cost", self.cost.pair());
         r.finish()
-    }
-
-    /// The JSON report (HOST.md §8.3): `{"reactor"?, "status": "compiled"|"cache-hit"|"stale",
-    /// "reason"?, "contract_set_fingerprint", "sdk_version", "model", "nodes", "edges",
-    /// "entry_points", "acyclic", "diagnostics": [{"kind", "subscriber", "requirement"}],
-    /// "lints": [{"node", "code", "message"}], "cost": {"fresh", "reused"},
-    /// "step_costs": [{"step", "node"?, "fresh", "reused"}], "state_dir", "cached"?}`.
-    /// `cached` (stale only) is the manifest's triple `{"contract_set_fingerprint",
-    /// "sdk_version", "model"}` or `null`; a stale report without a readable topology has
-    /// `nodes` 0, `edges` 0, `entry_points` `[]` and `acyclic` `null`.
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        if let Some(name) = &self.reactor {
-            m.insert("reactor".into(), name.clone().into());
-        }
-        let status = match &self.status {
-            ReportStatus::Compiled => "compiled",
-            ReportStatus::CacheHit => "cache-hit",
-            ReportStatus::Stale { .. } => "stale",
-        };
-        m.insert("status".into(), status.into());
-        if let ReportStatus::Stale { reason, .. } = &self.status {
-            m.insert("reason".into(), reason.clone().into());
-        }
-        m.insert(
-            "contract_set_fingerprint".into(),
-            self.key.contract_set_fingerprint.clone().into(),
-        );
-        m.insert("sdk_version".into(), self.key.sdk_version.clone().into());
-        m.insert("model".into(), self.key.model.clone().into());
-        match &self.topology {
-            Some(t) => {
-                m.insert("nodes".into(), t.nodes.into());
-                m.insert("edges".into(), t.edges.into());
-                m.insert("entry_points".into(), t.entry_points.clone().into());
-                m.insert("acyclic".into(), t.acyclic.into());
-            }
-            None => {
-                m.insert("nodes".into(), 0.into());
-                m.insert("edges".into(), 0.into());
-                m.insert("entry_points".into(), serde_json::Value::Array(Vec::new()));
-                m.insert("acyclic".into(), serde_json::Value::Null);
-            }
-        }
-        m.insert(
-            "diagnostics".into(),
-            self.diagnostics
-                .iter()
-                .map(|d| {
-                    serde_json::json!({
-                        "kind": d.kind.as_str(),
-                        "subscriber": d.subscriber,
-                        "requirement": d.requirement,
-                    })
-                })
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        m.insert(
-            "lints".into(),
-            self.lints
-                .iter()
-                .map(|l| serde_json::json!({"node": l.node, "code": l.code, "message": l.message}))
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        m.insert(
-            "cost".into(),
-            serde_json::json!({"fresh": self.cost.fresh, "reused": self.cost.reused}),
-        );
-        m.insert(
-            "step_costs".into(),
-            self.steps
-                .iter()
-                .map(|s| {
-                    let mut o = serde_json::Map::new();
-                    o.insert("step".into(), s.step.kind().into());
-                    if let Some(n) = s.step.node() {
-                        o.insert("node".into(), n.into());
-                    }
-                    o.insert("fresh".into(), s.tokens.fresh.into());
-                    o.insert("reused".into(), s.tokens.reused.into());
-                    serde_json::Value::Object(o)
-                })
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        m.insert(
-            "state_dir".into(),
-            self.state_dir.display().to_string().into(),
-        );
-        if let ReportStatus::Stale { cached, .. } = &self.status {
-            m.insert(
-                "cached".into(),
-                match cached {
-                    Some(k) => serde_json::json!({
-                        "contract_set_fingerprint": k.contract_set_fingerprint,
-                        "sdk_version": k.sdk_version,
-                        "model": k.model,
-                    }),
-                    None => serde_json::Value::Null,
-                },
-            );
-        }
-        serde_json::Value::Object(m)
     }
 }
 
@@ -421,22 +418,30 @@ pub(crate) fn compile_reactor(
     spec: &ReactorSpec,
     plan: &ModelPlan,
     args: &Args,
+    progress: &Progress,
 ) -> Result<CompileReport, HostError> {
     let multi = project.multi;
     let set = load_contracts(spec)?;
     let settings = plan.compile_settings()?;
     let key = settings.cache_key(&set);
     let current = freshness(&spec.state_dir, &key);
+    // A cache that will be used but came from another provider or endpoint (issue 8 item 6).
+    if let Freshness::Fresh(loaded) = &current
+        && !args.force
+        && let Some(w) = plan.endpoint_drift(&loaded.manifest)
+    {
+        crate::host::output::warn(&w);
+    }
     if args.check {
         return Ok(match current {
-            Freshness::Fresh(loaded) => CompileReport::cache_hit(spec, multi, key, &loaded),
-            stale => CompileReport::stale(spec, multi, key, stale),
+            Freshness::Fresh(loaded) => CompileReport::cache_hit(spec, multi, &key, &loaded),
+            stale => CompileReport::stale(spec, multi, &key, stale),
         });
     }
     if let Freshness::Fresh(loaded) = &current
         && !args.force
     {
-        return Ok(CompileReport::cache_hit(spec, multi, key, loaded));
+        return Ok(CompileReport::cache_hit(spec, multi, &key, loaded));
     }
     if plan.offline {
         let message = match current.reason() {
@@ -455,18 +460,21 @@ pub(crate) fn compile_reactor(
         && let Freshness::Fresh(loaded) = freshness(&spec.state_dir, &key)
     {
         // Another writer compiled between the first check and the lock: a hit after all.
-        return Ok(CompileReport::cache_hit(spec, multi, key, &loaded));
+        return Ok(CompileReport::cache_hit(spec, multi, &key, &loaded));
     }
     // A writer never works on top of a ledger it would refuse to extend.
     crate::host::boot::check_ledger(&spec.state_dir)?;
     let secret = api_key.expose_secret().to_string();
     let secrets = [secret.as_str()];
-    let client = plan.client(Some(api_key))?;
-    let compiled = compile_project(&set, &settings, client.as_ref())
-        .map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
-    compiled
-        .write_cache(&spec.state_dir, jiff::Timestamp::now())
-        .map_err(|e| HostError::state(format!("cannot write the compile cache: {e}")))?;
+    let client = progress.client(plan.client(Some(api_key))?);
+    progress.phase("sessions", Some(Progress::sessions_of(&set)));
+    let compiled = compile_project_observed(&set, &settings, client.as_ref(), &mut |step| {
+        progress.session_done(step)
+    });
+    progress.finish();
+    let compiled =
+        compiled.map_err(|e| compile_failure_redacted("compile failed", &e, &secrets))?;
+    compiled.write_cache(&spec.state_dir, jiff::Timestamp::now())?;
     if let Some(reason) = freshness(&spec.state_dir, &key).reason() {
         return Err(HostError::internal(format!(
             "the compile cache just written does not read back as fresh: {reason}"
@@ -484,8 +492,10 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         None => project.reactors.iter().collect(),
     };
     let plan = ModelPlan::resolve(&project, offline)?;
+    // One display per reactor (each compile clears its own when done).
+    let progress = || Progress::for_verb("compile", g.json, g.quiet);
     if targets.len() == 1 {
-        let report = compile_reactor(&project, targets[0], &plan, &a)?;
+        let report = compile_reactor(&project, targets[0], &plan, &a, &progress())?;
         emit(&report, g.json)?;
         return Ok(ExitCode::from(report.exit_code()));
     }
@@ -493,11 +503,11 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let mut worst = 0u8;
     let mut documents = Vec::with_capacity(targets.len());
     for spec in targets {
-        match compile_reactor(&project, spec, &plan, &a) {
+        match compile_reactor(&project, spec, &plan, &a, &progress()) {
             Ok(report) => {
                 worst = worst.max(report.exit_code());
                 if g.json {
-                    documents.push(report.to_json());
+                    documents.push(ReactorCompile::Report(Box::new(report)));
                 } else {
                     emit(&report, false)?;
                 }
@@ -509,31 +519,47 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                 };
                 worst = worst.max(e.exit_code());
                 output::print_error(&e, false);
-                if g.json {
-                    let mut doc = serde_json::Map::new();
-                    doc.insert("reactor".into(), spec.name.clone().into());
-                    doc.insert("status".into(), "error".into());
-                    doc.insert("ok".into(), false.into());
-                    doc.insert("message".into(), e.json_message().into());
-                    documents.push(serde_json::Value::Object(doc));
-                }
+                documents.push(ReactorCompile::Error {
+                    reactor: spec.name.clone(),
+                    status: "error",
+                    ok: false,
+                    message: e.json_message(),
+                });
             }
         }
     }
     if g.json {
-        output::print_json(&serde_json::json!({ "reactors": documents }))?;
+        output::print_json(&MultiCompile {
+            reactors: documents,
+        })?;
     }
     Ok(ExitCode::from(worst))
 }
 
+/// `compile --json` over several reactors: `{"reactors": [<report> | {"reactor", "status":
+/// "error", "ok": false, "message"}]}`.
+#[derive(Debug, Serialize)]
+struct MultiCompile {
+    reactors: Vec<ReactorCompile>,
+}
+
+/// One reactor's entry of [`MultiCompile`].
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ReactorCompile {
+    Report(Box<CompileReport>),
+    Error {
+        reactor: String,
+        status: &'static str,
+        ok: bool,
+        message: String,
+    },
+}
+
 /// Prints one report (text or JSON); a stale text report adds its hint on stderr.
 fn emit(report: &CompileReport, json: bool) -> Result<(), HostError> {
-    if json {
-        return output::print_json(&report.to_json());
-    }
-    let text = report.to_text();
-    output::write_stdout(&text)?;
-    if matches!(report.status, ReportStatus::Stale { .. }) {
+    print(report, json)?;
+    if !json && report.is_stale() {
         eprintln!("hint: {STALE_HINT}");
     }
     Ok(())
@@ -544,6 +570,7 @@ mod tests {
     use super::*;
     use crate::compile::{DiagnosticKind, Step};
     use std::ffi::OsString;
+    use std::path::PathBuf;
 
     fn parse_args(v: &[&str]) -> Result<Args, HostError> {
         let mut p = lexopt::Parser::from_args(v.iter().map(OsString::from).collect::<Vec<_>>());
@@ -585,29 +612,29 @@ mod tests {
 
     #[test]
     fn compiled_text_layout_and_sanitized_model_text() {
-        let mut r = CompileReport::base(&spec(), false, ReportStatus::Compiled, key());
-        r.topology = Some(TopologySummary {
-            nodes: 2,
-            edges: 1,
-            entry_points: vec![],
-            acyclic: true,
-        });
+        let mut r = CompileReport::base(&spec(), false, "compiled", &key()).with_topology(Some(
+            TopologySummary {
+                nodes: 2,
+                edges: 1,
+                entry_points: vec![],
+                acyclic: true,
+            },
+        ));
         let secret = "sk-live-secretsecret";
-        r.diagnostics = vec![Diagnostic {
-            kind: DiagnosticKind::Unsatisfied,
+        r.diagnostics = vec![DiagnosticRow {
+            kind: DiagnosticKind::Unsatisfied.as_str(),
             subscriber: "b".into(),
             requirement: clean(&format!("notes\n{secret}\u{1b}[31m"), &[secret]),
-            candidates: vec![],
         }];
-        r.lints = vec![NodeLint {
+        r.lints = vec![LintRow {
             node: "a".into(),
             code: "x".into(),
             message: "uncovered".into(),
         }];
-        r.steps = vec![
+        r.step_costs = [
             StepCost {
                 step: Step::Forme,
-                tokens: TokenCost {
+                tokens: crate::model::TokenCost {
                     fresh: 10,
                     reused: 2,
                 },
@@ -615,14 +642,17 @@ mod tests {
             },
             StepCost {
                 step: Step::Postcondition("a-node-name-longer-than-fourteen".into()),
-                tokens: TokenCost {
+                tokens: crate::model::TokenCost {
                     fresh: 5,
                     reused: 0,
                 },
                 answers: 1,
             },
-        ];
-        r.cost = TokenCost {
+        ]
+        .iter()
+        .map(step_row)
+        .collect();
+        r.cost = Tokens {
             fresh: 15,
             reused: 2,
         };
@@ -631,7 +661,25 @@ mod tests {
             text,
             "reactor compile\n\n  status         compiled (sessions ran)\n  contract-set   sha256:abc\n  sdk            reactor-rs/0.2.0\n  model          m\n  state-dir      /p/.reactor\n\n  nodes          2\n  edges          1\n  entry points   (none)\n  acyclic        yes\n\n  Forme diagnostics:\n    - unsatisfied (b: \"notes [redacted] [31m\")\n\n  lints:\n    - a: uncovered\n\n  cost (tokens, surprise_cause: self):\n    forme                        fresh=10 reused=2\n    postcondition:a-node-name-longer-than-fourteen fresh=5 reused=0\n\n  total cost     fresh=15 reused=2\n"
         );
-        let j = r.to_json();
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            j.as_object().unwrap().keys().collect::<Vec<_>>(),
+            [
+                "status",
+                "contract_set_fingerprint",
+                "sdk_version",
+                "model",
+                "nodes",
+                "edges",
+                "entry_points",
+                "acyclic",
+                "diagnostics",
+                "lints",
+                "cost",
+                "step_costs",
+                "state_dir"
+            ]
+        );
         assert_eq!(j["status"], "compiled");
         assert_eq!(
             j["step_costs"][0],
@@ -647,13 +695,13 @@ mod tests {
 
     #[test]
     fn stale_report_without_a_cache() {
-        let r = CompileReport::stale(&spec(), true, key(), Freshness::Absent { topology: None });
+        let r = CompileReport::stale(&spec(), true, &key(), Freshness::Absent { topology: None });
         assert_eq!(r.exit_code(), 1);
         assert_eq!(
             r.to_text(),
             "reactor compile\n\n  reactor        default\n  status         STALE (re-compile needed)\n  reason         no compile cache\n  contract-set   sha256:abc\n  sdk            reactor-rs/0.2.0\n  model          m\n  state-dir      /p/.reactor\n\n  total cost     fresh=0 reused=0\n"
         );
-        let j = r.to_json();
+        let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["reactor"], "default");
         assert_eq!(j["reason"], "no compile cache");
         assert_eq!(j["cached"], serde_json::Value::Null);
@@ -663,5 +711,13 @@ mod tests {
             (Some(0), Some(0))
         );
         assert_eq!(j["step_costs"], serde_json::json!([]));
+        assert_eq!(
+            j.as_object()
+                .unwrap()
+                .keys()
+                .next_back()
+                .map(String::as_str),
+            Some("cached")
+        );
     }
 }

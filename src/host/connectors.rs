@@ -243,6 +243,19 @@ pub(crate) struct PollReport {
     pub warnings: Vec<String>,
 }
 
+/// The drain of one staged arrival.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ArrivalDrain {
+    /// The arrival id.
+    pub arrival_id: String,
+    /// The drain's results, in firing order.
+    pub results: Vec<ReconcileResult>,
+    /// Receipts appended by the staging and the drain.
+    pub receipts_added: usize,
+    /// Wall-clock time of the staging and the drain.
+    pub took: std::time::Duration,
+}
+
 /// Errors of a poll.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PollError {
@@ -254,13 +267,15 @@ pub(crate) enum PollError {
     Core(#[from] CoreError),
 }
 
-/// `poll_gateway(G, source_id, connector, as_of)` (RUNTIME.md §9.4).
+/// `poll_gateway(G, source_id, connector, as_of)` (RUNTIME.md §9.4). `on_drain` is called after
+/// each staged arrival's drain, as it finishes (`serve` prints one line per drain).
 pub(crate) fn poll_gateway(
     reactor: &Reactor,
     gateway: &str,
     source_id: &str,
     connector: &Connector,
     as_of: &str,
+    on_drain: &mut dyn FnMut(&ArrivalDrain),
 ) -> Result<PollReport, PollError> {
     let (elements, mut warnings) = connector.fetch(as_of)?;
     let mut report = PollReport::default();
@@ -278,6 +293,8 @@ pub(crate) fn poll_gateway(
             continue;
         }
         seen_in_poll.push(id.clone());
+        let started = std::time::Instant::now();
+        let before = reactor.ledger_len();
         match reactor.stage_arrival(
             gateway,
             Arrival {
@@ -288,9 +305,16 @@ pub(crate) fn poll_gateway(
         )? {
             StageOutcome::Duplicate => report.skipped_ids.push(id),
             StageOutcome::Staged(_) => {
-                report.ingested_ids.push(id);
+                report.ingested_ids.push(id.clone());
                 let results = reactor.ingest(gateway, Wake::new(WakeSource::External))?;
-                report.results.extend(results);
+                let drain = ArrivalDrain {
+                    arrival_id: id,
+                    results,
+                    receipts_added: reactor.ledger_len().saturating_sub(before),
+                    took: started.elapsed(),
+                };
+                on_drain(&drain);
+                report.results.extend(drain.results);
             }
         }
     }

@@ -5,12 +5,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::format::address::EMPTY_TREE_ADDRESS;
 use crate::format::json::{self, Value};
+use crate::host::events::{DrainSummary, Event, Out};
 use crate::host::hosted::{HostedReactor, external_wake};
+use crate::host::metrics::{CONTENT_TYPE as METRICS_CONTENT_TYPE, Metrics};
 use crate::host::queue::TaskPool;
 use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_segments};
 
@@ -18,6 +22,33 @@ use crate::http::{BearerAuth, BodyError, Request, Response, Router, decode_path_
 pub(crate) const ROUTE_NAMES: [&str; 7] = [
     "health", "status", "cost", "topology", "receipts", "nodes", "trigger",
 ];
+
+/// The answer to `POST /trigger/<node>` (HOST.md §10.4): `{"reactor", "triggered",
+/// "receiptsAdded", "data"?, "dataDelivered"?}`. `reactor trigger` reads it back when it
+/// forwards to a daemon (every member defaults when absent).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct TriggerReply {
+    /// The addressed reactor.
+    pub reactor: Option<String>,
+    /// The node.
+    pub triggered: String,
+    /// Receipts appended by the task (ingress receipt and drain receipts).
+    pub receipts_added: u64,
+    /// The body, echoed (only when one was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Whether the body was staged (only when one was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) data_delivered: Option<bool>,
+}
+
+/// Every error answer of the daemon: `{"error": "<message>"}` (HOST.md §10.5).
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct ErrorReply {
+    /// The message.
+    pub error: String,
+}
 
 /// Shared state of the daemon's handlers.
 pub struct Daemon {
@@ -29,6 +60,8 @@ pub struct Daemon {
     pub single: bool,
     /// Set on the first stop signal: new triggers get 503.
     pub stopping: Arc<AtomicBool>,
+    /// Where each handled `POST /trigger/<node>` is reported (HOST.md §9.7).
+    pub out: Out,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -51,6 +84,46 @@ fn get_ok(body: Vec<u8>) -> Response {
 /// with `/{reactor}` on a multi-reactor host (restricted to the hosted names), `GET …/health`
 /// public when `auth` is given, and a fallback that words the namespacing 404s of §10.2.
 pub fn router(daemon: Arc<Daemon>, auth: Option<BearerAuth>) -> Router {
+    router_with_metrics(daemon, auth, None)
+}
+
+/// Wraps a handler so its latency is recorded under the route pattern (when metrics are on).
+fn timed<F>(
+    metrics: &Option<Arc<Metrics>>,
+    route: &str,
+    handler: F,
+) -> impl Fn(&mut Request) -> Response + Send + Sync + 'static
+where
+    F: Fn(&mut Request) -> Response + Send + Sync + 'static,
+{
+    let metrics = metrics.clone();
+    let route = route.to_string();
+    move |req| {
+        let started = Instant::now();
+        let resp = handler(req);
+        if let Some(m) = &metrics {
+            m.http_request(req.method(), &route, resp.status(), started.elapsed());
+        }
+        resp
+    }
+}
+
+/// `GET /metrics` (`serve --metrics`): the queue depths are read at scrape time, then the
+/// whole registry is encoded in the Prometheus text format.
+fn metrics_view(d: &Daemon, m: &Metrics) -> Response {
+    for h in &d.reactors {
+        m.queue_depth(&h.name, d.pool.depth(h.index));
+    }
+    Response::bytes(200, METRICS_CONTENT_TYPE, m.encode().into_bytes())
+}
+
+/// [`router`], plus `GET /metrics` and the request-latency histogram when `metrics` is given
+/// (`serve --metrics`; the route is never prefixed and sits behind the same auth).
+pub(crate) fn router_with_metrics(
+    daemon: Arc<Daemon>,
+    auth: Option<BearerAuth>,
+    metrics: Option<Arc<Metrics>>,
+) -> Router {
     let single = daemon.single;
     let prefix = if single { "" } else { "/{reactor}" };
     let mut r = Router::new()
@@ -73,23 +146,43 @@ pub fn router(daemon: Arc<Daemon>, auth: Option<BearerAuth>) -> Router {
         ("/nodes/{node}", node_view),
     ];
     let d = daemon.clone();
-    r = r.public_route(&["GET"], &format!("{prefix}/health"), move |req| {
-        health(&d, reactor_of(&d, req), req)
-    });
+    let path = format!("{prefix}/health");
+    r = r.public_route(
+        &["GET"],
+        &path,
+        timed(&metrics, &path, move |req| {
+            health(&d, reactor_of(&d, req), req)
+        }),
+    );
     for (path, view) in reads {
         let d = daemon.clone();
-        r = r.get(&format!("{prefix}{path}"), move |req| {
-            view(&d, reactor_of(&d, req), req)
-        });
+        let path = format!("{prefix}{path}");
+        r = r.get(
+            &path,
+            timed(&metrics, &path, move |req| {
+                view(&d, reactor_of(&d, req), req)
+            }),
+        );
     }
     let d = daemon.clone();
-    r = r.post(&format!("{prefix}/trigger/{{node}}"), move |req| {
-        let h = reactor_of(&d, req).clone();
-        let node = req.param("node").unwrap_or_default().to_owned();
-        trigger(&d, &h, &node, req)
-    });
+    let path = format!("{prefix}/trigger/{{node}}");
+    r = r.post(
+        &path,
+        timed(&metrics, &path, move |req| {
+            let h = reactor_of(&d, req).clone();
+            let node = req.param("node").unwrap_or_default().to_owned();
+            trigger(&d, &h, &node, req)
+        }),
+    );
+    if let Some(m) = &metrics {
+        let (d, m2) = (daemon.clone(), m.clone());
+        r = r.get(
+            "/metrics",
+            timed(&metrics, "/metrics", move |_| metrics_view(&d, &m2)),
+        );
+    }
     let d = daemon;
-    r.fallback(move |req| unmatched(&d, req))
+    r.fallback(timed(&metrics, "unmatched", move |req| unmatched(&d, req)))
 }
 
 /// The request path after the `/<reactor>` prefix of a multi-reactor host, segments decoded,
@@ -170,23 +263,29 @@ fn status(d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
         nodes: usize,
         queue_depth: usize,
         cost: &'a crate::host::rollup::CostRollup,
+        in_flight: Vec<crate::host::inflight::InFlightJson>,
     }
     get_ok(json::to_js_compact(&Status {
         reactor: &h.name,
         nodes: h.reactor.mounted().nodes.len(),
         queue_depth: d.pool.depth(h.index),
         cost: &view.rollup,
+        in_flight: crate::host::inflight::in_flight_json(&h.reactor),
     }))
 }
 
 fn cost(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
     let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-    let mut m = serde_json::Map::new();
-    m.insert("reactor".into(), serde_json::Value::String(h.name.clone()));
-    if let serde_json::Value::Object(members) = view.rollup.to_json() {
-        m.extend(members);
+    #[derive(Serialize)]
+    struct Cost<'a> {
+        reactor: &'a str,
+        #[serde(flatten)]
+        rollup: &'a crate::host::rollup::CostRollup,
     }
-    get_ok(json::to_js_compact(&serde_json::Value::Object(m)))
+    get_ok(json::to_js_compact(&Cost {
+        reactor: &h.name,
+        rollup: &view.rollup,
+    }))
 }
 
 fn topology(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
@@ -211,20 +310,17 @@ fn topology(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
 
 fn receipts(_d: &Daemon, h: &Arc<HostedReactor>, _req: &Request) -> Response {
     let view = h.view.read().unwrap_or_else(|e| e.into_inner());
-    let total: usize = view.receipts.iter().map(|r| r.len() + 1).sum();
-    let mut out = Vec::with_capacity(total + 64);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"receipts\":[");
-    for (i, r) in view.receipts.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(r);
+    #[derive(Serialize)]
+    struct Receipts<'a> {
+        reactor: &'a str,
+        receipts: Vec<&'a RawValue>,
     }
-    out.extend_from_slice(b"]}");
+    let body = json::to_js_compact(&Receipts {
+        reactor: &h.name,
+        receipts: view.receipts.iter().map(|r| &**r).collect(),
+    });
     drop(view);
-    get_ok(out)
+    get_ok(body)
 }
 
 fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
@@ -244,20 +340,29 @@ fn node_view(_d: &Daemon, h: &Arc<HostedReactor>, req: &Request) -> Response {
         None => (None, 0),
     };
     drop(view);
-    let mut out = Vec::with_capacity(1024);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"node\":");
-    json::write_str(node, &mut out);
-    out.extend_from_slice(b",\"fingerprints\":");
-    json::write_compact(&fingerprints.to_value(), &mut out);
-    out.extend_from_slice(b",\"lastReceipt\":");
-    match last {
-        Some(b) => out.extend_from_slice(&b),
-        None => out.extend_from_slice(b"null"),
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct NodeReply<'a> {
+        reactor: &'a str,
+        node: &'a str,
+        fingerprints: Value,
+        last_receipt: Option<&'a RawValue>,
+        receipts: u64,
     }
-    out.extend_from_slice(format!(",\"receipts\":{count}}}").as_bytes());
-    get_ok(out)
+    get_ok(json::to_js_compact(&NodeReply {
+        reactor: &h.name,
+        node,
+        fingerprints: fingerprints.to_value(),
+        last_receipt: last.as_deref(),
+        receipts: count,
+    }))
+}
+
+/// A failed trigger task, on stderr (`reactor: warning: …`) unless the daemon is silent.
+fn warn_unless_silent(d: &Daemon, message: &str) {
+    if d.out != Out::Silent {
+        crate::host::output::warn(message);
+    }
 }
 
 fn unknown_node(h: &HostedReactor, node: &str) -> Response {
@@ -292,32 +397,48 @@ fn trigger(d: &Daemon, h: &Arc<HostedReactor>, node: &str, req: &mut Request) ->
     let task_node = node.to_string();
     let task_data = data.clone();
     let rx = d.pool.submit(h.index, move || {
-        external_wake(&task_h, &task_node, task_data.as_ref())
+        let started = Instant::now();
+        let woken = external_wake(&task_h, &task_node, task_data.as_ref());
+        let took = started.elapsed();
+        task_h.observe_drain("trigger", took);
+        woken.map(|o| (o, took))
     });
-    let outcome = match rx.recv() {
+    let (outcome, took) = match rx.recv() {
         Ok(Some(Ok(o))) => o,
         Ok(Some(Err(e))) => {
-            return Response::error(500, &crate::format::sanitize::redact(&e.to_string(), &[]));
+            let message = crate::format::sanitize::redact(&e.to_string(), &[]);
+            warn_unless_silent(d, &format!("POST /trigger/{node} failed: {message}"));
+            return Response::error(500, &message);
         }
-        _ => return Response::error(500, "internal error: the trigger task did not finish"),
+        _ => {
+            warn_unless_silent(d, &format!("POST /trigger/{node}: the task did not finish"));
+            return Response::error(500, "internal error: the trigger task did not finish");
+        }
     };
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"reactor\":");
-    json::write_str(&h.name, &mut out);
-    out.extend_from_slice(b",\"triggered\":");
-    json::write_str(node, &mut out);
-    out.extend_from_slice(format!(",\"receiptsAdded\":{}", outcome.receipts_added).as_bytes());
-    if let Some(v) = &data {
-        out.extend_from_slice(b",\"data\":");
-        json::write_compact(v, &mut out);
-        out.extend_from_slice(
-            format!(
-                ",\"dataDelivered\":{}",
-                outcome.data_delivered.unwrap_or(false)
-            )
-            .as_bytes(),
-        );
-    }
-    out.push(b'}');
-    js(200, out)
+    let summary = DrainSummary::new(
+        &h.name,
+        node,
+        outcome
+            .arrival_id
+            .clone()
+            .filter(|_| outcome.data_delivered == Some(true)),
+        &outcome.results,
+        outcome.receipts_added,
+        took,
+    );
+    d.out.line(&summary.line("trigger"));
+    d.out.event(&Event::Trigger(&summary));
+    let data_delivered = data
+        .as_ref()
+        .map(|_| outcome.data_delivered.unwrap_or(false));
+    js(
+        200,
+        json::to_js_compact(&TriggerReply {
+            reactor: Some(h.name.clone()),
+            triggered: node.to_string(),
+            receipts_added: outcome.receipts_added as u64,
+            data,
+            data_delivered,
+        }),
+    )
 }

@@ -4,6 +4,8 @@
 //! `reactor trigger` and `POST /trigger/<node>` (HOST.md §8.5, §10.4; RUNTIME.md §9.2–§9.3).
 
 use std::sync::{Arc, RwLock};
+
+use serde_json::value::RawValue;
 use std::time::{Duration, Instant};
 
 use crate::core::{Arrival, CoreError, Reactor, ReconcileResult, StageOutcome};
@@ -29,8 +31,9 @@ pub struct GatewaySpec {
 /// The read-side copy of the ledger.
 #[derive(Debug, Default)]
 pub struct LedgerView {
-    /// Canonical JSON of every receipt, in append order.
-    pub receipts: Vec<Arc<[u8]>>,
+    /// Canonical JSON of every receipt, in append order, held as raw JSON so the read routes
+    /// splice the stored bytes into their answers unchanged.
+    pub receipts: Vec<Arc<RawValue>>,
     /// Index of each node's last receipt in `receipts`, and its receipt count.
     pub last: std::collections::HashMap<String, (usize, u64)>,
     /// The whole-trail rollup.
@@ -38,14 +41,24 @@ pub struct LedgerView {
 }
 
 impl LedgerView {
-    fn push(&mut self, node: &str, bytes: Arc<[u8]>, add: impl FnOnce(&mut CostRollup)) {
+    fn push(&mut self, node: &str, bytes: Vec<u8>, add: impl FnOnce(&mut CostRollup)) {
         let i = self.receipts.len();
-        self.receipts.push(bytes);
+        self.receipts.push(raw_json(bytes));
         let e = self.last.entry(node.to_string()).or_insert((i, 0));
         e.0 = i;
         e.1 += 1;
         add(&mut self.rollup);
     }
+}
+
+/// Canonical JSON bytes as a raw JSON value (`null` should the bytes not be JSON, which a
+/// canonical writer never produces).
+fn raw_json(bytes: Vec<u8>) -> Arc<RawValue> {
+    String::from_utf8(bytes)
+        .ok()
+        .and_then(|s| RawValue::from_string(s).ok())
+        .unwrap_or_default()
+        .into()
 }
 
 /// One reactor of the host.
@@ -62,6 +75,8 @@ pub struct HostedReactor {
     pub view: Arc<RwLock<LedgerView>>,
     /// Last poll start per gateway (index-aligned with `gateways`).
     pub(crate) last_poll: std::sync::Mutex<Vec<Option<Instant>>>,
+    /// The daemon's metrics under `serve --metrics` (drain durations).
+    metrics: std::sync::OnceLock<Arc<crate::host::metrics::Metrics>>,
 }
 
 impl std::fmt::Debug for HostedReactor {
@@ -97,7 +112,7 @@ impl HostedReactor {
                     .unwrap_or("")
                     .to_string();
                 let parsed = Receipt::from_value(raw).ok();
-                v.push(&node, out.into(), |r| {
+                v.push(&node, out, |r| {
                     if let Some(p) = &parsed {
                         r.add_receipt(p);
                     }
@@ -106,7 +121,7 @@ impl HostedReactor {
         }
         let tap_view = view.clone();
         reactor.on_receipt(move |r: &Receipt| {
-            let bytes: Arc<[u8]> = r.canonical_bytes().unwrap_or_default().into();
+            let bytes = r.canonical_bytes().unwrap_or_default();
             let mut v = tap_view.write().unwrap_or_else(|e| e.into_inner());
             v.push(&r.node, bytes, |roll| roll.add_receipt(r));
         });
@@ -118,6 +133,19 @@ impl HostedReactor {
             gateways,
             view,
             last_poll: std::sync::Mutex::new(vec![None; n]),
+            metrics: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Attaches the daemon's metrics (`serve --metrics`); the first call wins.
+    pub(crate) fn set_metrics(&self, metrics: Arc<crate::host::metrics::Metrics>) {
+        let _ = self.metrics.set(metrics);
+    }
+
+    /// Records one drain of this reactor (`trigger` or `poll`) when metrics are on.
+    pub(crate) fn observe_drain(&self, trigger: &str, took: Duration) {
+        if let Some(m) = self.metrics.get() {
+            m.drain(&self.name, trigger, took);
         }
     }
 

@@ -10,10 +10,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
-use crate::host::output::{self, Report};
+use crate::host::output::Report;
 use crate::host::project::absolute;
+use crate::host::report::{VerbReport, print};
 
 /// `reactor init --help`.
 pub(crate) const HELP: &str = "reactor init — scaffold a project
@@ -195,27 +198,60 @@ fn sorted_names(dir: &Path) -> Result<Vec<String>, HostError> {
     Ok(v)
 }
 
+/// The `init` report (HOST.md §8.1). JSON: `{"status": "scaffolded"|"exists"|"non-empty",
+/// "dir", "written": [...], "skipped": [...], "existingEntries"?: [...]}`; a refusal prints the
+/// same shape as its error document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InitReport {
+    /// `scaffolded`, `exists` or `non-empty`.
+    pub status: &'static str,
+    /// The directory.
+    pub dir: String,
+    /// Files written.
+    pub written: Vec<String>,
+    /// Scaffold files that already exist (a refusal).
+    pub skipped: Vec<String>,
+    /// Every entry of a non-empty directory (a refusal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) existing_entries: Option<Vec<String>>,
+}
+
+impl VerbReport for InitReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("init");
+        r.line(2, format!("scaffolded into {}", self.dir));
+        for n in &self.written {
+            r.line(4, format!("+ {n}"));
+        }
+        r.blank();
+        r.line(2, "Next:");
+        r.line(4, "export OPENROUTER_API_KEY=...");
+        r.line(4, "reactor compile");
+        r.line(4, "reactor serve --http 8080");
+        r.finish()
+    }
+}
+
 fn refusal(
-    status: &str,
+    status: &'static str,
     dir: &Path,
     message: String,
     skipped: Vec<String>,
     existing: Option<Vec<String>>,
 ) -> HostError {
-    let mut doc = serde_json::json!({
-        "status": status,
-        "dir": dir.display().to_string(),
-        "written": [],
-        "skipped": skipped,
-    });
-    if let (Some(e), Some(o)) = (existing, doc.as_object_mut()) {
-        o.insert("existingEntries".into(), e.into());
-    }
+    let doc = InitReport {
+        status,
+        dir: dir.display().to_string(),
+        written: Vec::new(),
+        skipped,
+        existing_entries: existing,
+    };
     HostError::input(message)
         .with_hint(
             "pass --force to write anyway (scaffold files are overwritten, nothing is deleted)",
         )
-        .with_document(doc)
+        .with_document(serde_json::to_value(&doc).unwrap_or_default())
 }
 
 /// Runs `init`.
@@ -286,26 +322,14 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             .map_err(|e| HostError::input(format!("cannot write {}: {e}", path.display())))?;
         written.push(name.to_string());
     }
-    if g.json {
-        output::print_json(&serde_json::json!({
-            "status": "scaffolded",
-            "dir": dir.display().to_string(),
-            "written": written,
-            "skipped": [],
-        }))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut r = Report::new("init");
-    r.line(2, format!("scaffolded into {}", dir.display()));
-    for n in &written {
-        r.line(4, format!("+ {n}"));
-    }
-    r.blank();
-    r.line(2, "Next:");
-    r.line(4, "export OPENROUTER_API_KEY=...");
-    r.line(4, "reactor compile");
-    r.line(4, "reactor serve --http 8080");
-    output::write_stdout(r.as_str())?;
+    let report = InitReport {
+        status: "scaffolded",
+        dir: dir.display().to_string(),
+        written,
+        skipped: Vec::new(),
+        existing_entries: None,
+    };
+    print(&report, g.json)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,9 +15,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::host::args::{ArgStream, Globals, OwnedArg};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, StateDirContext};
 use crate::host::output::{self, NODE_WIDTH, Report};
+use crate::host::report::{VerbReport, print};
+use crate::host::rollup::Tokens;
 use crate::replay::trail::{Trail, TrailEntry};
 
 /// `reactor logs --help`.
@@ -58,7 +62,7 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 /// Errors (state, exit 1): `<state-dir>: <problem>` with the hint `restore the file from a
 /// backup or move it aside` for a corrupt, blank or non-array ledger; an unreadable file.
 pub(crate) fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
-    let trail = Trail::read(state_dir).map_err(|e| HostError::ledger_read(state_dir, &e))?;
+    let trail = Trail::read(state_dir).in_state_dir(state_dir)?;
     for n in trail.notes() {
         output::note(&n);
     }
@@ -84,81 +88,121 @@ pub(crate) fn unknown_node(node: &str) -> HostError {
     ))
 }
 
-/// One listing line: `  <node:28> <status:8> wake=<source:8> fresh=<n> reused=<n>` and, under a
-/// failed receipt with a reason, `      reason: <reason>`.
-pub(crate) fn entry_lines(e: &TrailEntry) -> String {
-    let mut s = format!(
-        "  {:<w$} {:<8} wake={:<8} {}\n",
-        e.node,
-        e.status,
-        e.wake_source,
-        output::pair(e.fresh, e.reused),
-        w = NODE_WIDTH
-    );
-    if let Some(r) = &e.reason {
-        s.push_str(&format!("      reason: {r}\n"));
-    }
-    s
+/// One listing entry: JSON `{"index", "node", "status", "wake_source", "cost": {"fresh",
+/// "reused"}, "content_hash", "reason"?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryRow {
+    /// Position in the ledger.
+    pub index: usize,
+    /// The node.
+    pub node: String,
+    /// The receipt status.
+    pub status: String,
+    /// The wake source.
+    pub wake_source: String,
+    /// The receipt's tokens.
+    pub cost: Tokens,
+    /// The stored content hash (`null` when absent).
+    pub content_hash: Option<String>,
+    /// The failure reason (failed receipts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
-/// The JSON member of one entry.
-pub(crate) fn entry_json(e: &TrailEntry) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert("index".into(), e.index.into());
-    m.insert("node".into(), e.node.clone().into());
-    m.insert("status".into(), e.status.clone().into());
-    m.insert("wake_source".into(), e.wake_source.clone().into());
-    m.insert(
-        "cost".into(),
-        serde_json::json!({"fresh": e.fresh, "reused": e.reused}),
-    );
-    m.insert("content_hash".into(), e.content_hash.clone().into());
-    if let Some(r) = &e.reason {
-        m.insert("reason".into(), r.clone().into());
+impl From<&TrailEntry> for EntryRow {
+    fn from(e: &TrailEntry) -> Self {
+        EntryRow {
+            index: e.index,
+            node: e.node.clone(),
+            status: e.status.clone(),
+            wake_source: e.wake_source.clone(),
+            cost: Tokens {
+                fresh: e.fresh,
+                reused: e.reused,
+            },
+            content_hash: e.content_hash.clone(),
+            reason: e.reason.clone(),
+        }
     }
-    serde_json::Value::Object(m)
 }
 
-/// Prints the listing of `logs` / `receipts list` under `reactor <title>`.
-pub(crate) fn print_listing(
-    title: &str,
+impl EntryRow {
+    /// `  <node:28> <status:8> wake=<source:8> fresh=<n> reused=<n>` and, under a receipt with
+    /// a reason, `      reason: <reason>`.
+    pub fn lines(&self) -> String {
+        let mut s = format!(
+            "  {:<w$} {:<8} wake={:<8} {}\n",
+            self.node,
+            self.status,
+            self.wake_source,
+            self.cost.pair(),
+            w = NODE_WIDTH
+        );
+        if let Some(r) = &self.reason {
+            s.push_str(&format!("      reason: {r}\n"));
+        }
+        s
+    }
+}
+
+/// The listing of `logs` and `receipts list` (HOST.md §8.9). JSON: `{"receipts": N,
+/// "entries": [...]}`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Listing {
+    /// The number of entries listed.
+    pub receipts: usize,
+    /// The entries, in ledger order.
+    pub entries: Vec<EntryRow>,
+    /// The header: `logs` or `receipts`.
+    #[serde(skip)]
+    pub title: &'static str,
+}
+
+impl VerbReport for Listing {
+    fn to_text(&self) -> String {
+        let mut r = Report::new(self.title);
+        if self.entries.is_empty() {
+            r.line(2, "(no receipts)");
+        }
+        let mut text = r.finish();
+        for e in &self.entries {
+            text.push_str(&e.lines());
+        }
+        text
+    }
+}
+
+/// Gathers the listing of `logs` / `receipts list` under `reactor <title>`.
+pub fn listing(
+    title: &'static str,
     state_dir: &Path,
     node: Option<&str>,
-    json: bool,
-) -> Result<ExitCode, HostError> {
+) -> Result<Listing, HostError> {
     let trail = read_trail(state_dir)?;
     if let Some(n) = node
         && !is_known_node(state_dir, &trail, n)
     {
         return Err(unknown_node(n));
     }
-    let entries: Vec<&TrailEntry> = match node {
-        Some(n) => trail.entries_of(n).collect(),
-        None => trail.entries.iter().collect(),
+    let entries: Vec<EntryRow> = match node {
+        Some(n) => trail.entries_of(n).map(EntryRow::from).collect(),
+        None => trail.entries.iter().map(EntryRow::from).collect(),
     };
-    if json {
-        output::print_json(&serde_json::json!({
-            "receipts": entries.len(),
-            "entries": entries.iter().map(|e| entry_json(e)).collect::<Vec<_>>(),
-        }))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut r = Report::new(title);
-    if entries.is_empty() {
-        r.line(2, "(no receipts)");
-    }
-    let mut text = r.finish();
-    for e in entries {
-        text.push_str(&entry_lines(e));
-    }
-    output::write_stdout(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Listing {
+        receipts: entries.len(),
+        entries,
+        title,
+    })
 }
 
 /// Runs `logs`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("logs")?;
-    print_listing("logs", &reactor.state_dir, a.node.as_deref(), g.json)
+    let (_, reactor) = g.select_reader("logs")?;
+    print(
+        &listing("logs", &reactor.state_dir, a.node.as_deref())?,
+        g.json,
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -180,7 +224,7 @@ mod tests {
             reason: None,
         };
         assert_eq!(
-            entry_lines(&e),
+            EntryRow::from(&e).lines(),
             "  inbox::ingress               rendered wake=external fresh=0 reused=0\n"
         );
         e.node = "digest".into();
@@ -189,7 +233,7 @@ mod tests {
         e.fresh = 90;
         e.reason = Some("postconditions failed: cites-items (attested false)".into());
         assert_eq!(
-            entry_lines(&e),
+            EntryRow::from(&e).lines(),
             "  digest                       failed   wake=input    fresh=90 reused=0\n      reason: postconditions failed: cites-items (attested false)\n"
         );
     }

@@ -3,7 +3,8 @@
 //!
 //! * [`cli`] dispatches one module per verb and maps errors to exit codes; [`args`] holds the
 //!   argument helpers every verb's parser uses (global flags anywhere); [`output`] holds the
-//!   report conventions; [`error`] the error type.
+//!   report conventions and [`report`] the typed reports every verb prints (text and `--json`
+//!   from one value); [`error`] the error type.
 //! * [`config`] is `reactor.yml` (typed, validated, with `reactor.yml:<line>:<col>: <key path>`
 //!   errors) over the located YAML tree of [`yaml`]; [`project`] resolves the project
 //!   directory, state directories and reactors (run/trigger/serve build on it).
@@ -13,7 +14,8 @@
 //!   [`crate::replay::statedir`] for topology, manifest, writer and world-models), with
 //!   [`rollup`] (the host cost rollup).
 //! * The daemon side: [`connectors`] (gateway fetches), [`queue`] (per-reactor queues),
-//!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes).
+//!   [`hosted`] (hosted reactors) and [`daemon`] (the HTTP routes); [`inflight`] shows the
+//!   renders in flight (`/status`, and the `in-flight.json` every writer keeps for `status`).
 
 pub mod args;
 pub mod boot;
@@ -24,14 +26,19 @@ pub mod connectors;
 pub mod daemon;
 pub mod doctor;
 pub mod error;
+pub mod events;
 pub mod hosted;
+pub mod inflight;
 pub mod init;
 pub mod inspect;
 pub mod logs;
+pub mod metrics;
 pub mod output;
+pub mod progress;
 pub mod project;
 pub mod queue;
 pub mod receipts;
+pub mod report;
 pub(crate) mod rollup;
 pub mod run;
 pub mod serve;

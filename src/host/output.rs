@@ -85,11 +85,6 @@ impl Report {
         self
     }
 
-    /// The text so far.
-    pub(crate) fn as_str(&self) -> &str {
-        &self.buf
-    }
-
     /// The finished text.
     pub(crate) fn finish(self) -> String {
         self.buf
@@ -156,13 +151,21 @@ pub(crate) fn error_text(err: &HostError, debug: bool) -> String {
 /// The `--json` document of an error: the error's own document when it has one, else
 /// `{"status":"error","ok":false,"message":"<message>; hint: …"}` (HOST.md §3.3).
 pub(crate) fn error_document(err: &HostError) -> serde_json::Value {
+    /// The generic error document.
+    #[derive(serde::Serialize)]
+    struct ErrorDocument {
+        status: &'static str,
+        ok: bool,
+        message: String,
+    }
     match &err.document {
         Some(d) => (**d).clone(),
-        None => serde_json::json!({
-            "status": "error",
-            "ok": false,
-            "message": err.json_message(),
-        }),
+        None => serde_json::to_value(ErrorDocument {
+            status: "error",
+            ok: false,
+            message: err.json_message(),
+        })
+        .unwrap_or_default(),
     }
 }
 

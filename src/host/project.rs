@@ -34,7 +34,7 @@ pub(crate) struct ProjectOptions {
 
 /// One hosted reactor, fully resolved.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct ReactorSpec {
+pub struct ReactorSpec {
     /// `default`, or `reactors[].name`.
     pub name: String,
     /// The directory whose `*.prose.md` contracts make this reactor (absolute).
@@ -49,7 +49,7 @@ pub(crate) struct ReactorSpec {
 
 /// A resolved project: configuration, state directories and reactors.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Project {
+pub struct Project {
     /// The project directory (absolute, lexically normalized).
     pub dir: PathBuf,
     /// `<dir>/reactor.yml`.
@@ -97,6 +97,50 @@ pub(crate) fn check_state_dir(path: &Path) -> Result<(), HostError> {
     Ok(())
 }
 
+/// What marks a directory as a state directory: any of these entries (FORMATS.md §2).
+const STATE_DIR_ENTRIES: [&str; 7] = [
+    crate::format::layout::RECEIPTS_FILE,
+    crate::format::layout::COMPILE_DIR,
+    crate::format::layout::WORLD_MODELS_DIR,
+    crate::format::layout::WORLD_MODEL_DIR_SINGULAR,
+    crate::format::layout::REGISTRY_FILE,
+    crate::format::layout::LOCK_FILE,
+    crate::format::layout::SERVE_FILE,
+];
+
+/// Checks a state directory an offline verb was pointed at with `--state-dir` (issue 8: a typo
+/// must not read as an empty ledger). Errors (state, exit 1), each naming the path:
+/// `state dir <path> does not exist`, `<path> is not a reactor state dir (no receipts.json,
+/// compile/ or world-models/ inside)`, and `permission denied: cannot list state dir <path>`.
+/// Nothing is created.
+pub(crate) fn check_reader_state_dir(path: &Path) -> Result<(), HostError> {
+    let entries = match std::fs::read_dir(path) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(
+                HostError::state(format!("state dir {} does not exist", path.display())).with_hint(
+                    "check --state-dir (a relative path is resolved against the project directory)",
+                ),
+            );
+        }
+        Err(e) => return Err(HostError::io_problem("list state dir", path, &e)),
+    };
+    let names: Vec<std::ffi::OsString> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .collect();
+    if names
+        .iter()
+        .any(|n| STATE_DIR_ENTRIES.iter().any(|s| n.as_os_str() == *s))
+    {
+        return Ok(());
+    }
+    Err(HostError::state(format!(
+        "{} is not a reactor state dir (no receipts.json, compile/ or world-models/ inside)",
+        path.display()
+    ))
+    .with_hint("point --state-dir at the directory `reactor run` or `reactor serve` writes (state.dir, default .reactor)"))
+}
+
 impl Project {
     /// Resolves the project (see the module documentation).
     ///
@@ -122,9 +166,8 @@ impl Project {
             }
         }
         let config_path = dir.join(CONFIG_FILE);
-        let loaded = ReactorConfig::load(&dir).map_err(|e| {
-            HostError::config(e.to_string()).with_hint(format!("fix {}", config_path.display()))
-        })?;
+        let loaded = ReactorConfig::load(&dir)
+            .map_err(|e| HostError::from(e).with_hint(format!("fix {}", config_path.display())))?;
         let config_present = loaded.is_some();
         let config = loaded.unwrap_or_default();
         let state_base = match &opts.state_dir {
@@ -188,9 +231,14 @@ impl Project {
         })
     }
 
-    /// The `model.*` values for [`crate::model::ProviderConfig::resolve`].
+    /// The `model.*` values for [`crate::model::ProviderConfig::resolve`], with the base-URL
+    /// variables of the process environment (`REACTOR_MODEL_BASE_URL`, `OPENAI_BASE_URL`,
+    /// `ANTHROPIC_BASE_URL`).
     pub(crate) fn provider_settings(&self) -> ProviderSettings {
-        self.config.model.provider_settings()
+        ProviderSettings {
+            env: crate::model::config::EnvBaseUrls::from_env(),
+            ..self.config.model.provider_settings()
+        }
     }
 
     /// The reactor names, in list order.

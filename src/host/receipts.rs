@@ -10,12 +10,15 @@
 
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::format::json::number_to_string;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs;
-use crate::host::output::{self, Report, pair};
-use crate::host::rollup::CostRollup;
+use crate::host::output::Report;
+use crate::host::report::{VerbReport, print};
+use crate::host::rollup::{CostRollup, Tokens};
 use crate::replay::statedir::check_world_models;
 
 /// `reactor receipts --help`.
@@ -215,6 +218,61 @@ pub(crate) fn write_ledger_body(r: &mut Report, rollup: &CostRollup, rate: Optio
     }
 }
 
+/// `--rate` in the `receipts cost` JSON: `{"usdPerToken", "label"}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RateJson {
+    /// Dollars per token.
+    pub(crate) usd_per_token: f64,
+    /// How the rate prints.
+    pub label: String,
+}
+
+/// Dollar amounts: `{"total", "fresh", "reused"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub(crate) struct Dollars {
+    /// Fresh plus reused.
+    pub total: f64,
+    /// Fresh tokens at the rate.
+    pub fresh: f64,
+    /// Reused tokens at the rate.
+    pub reused: f64,
+}
+
+/// The `receipts cost` report (HOST.md §8.11). JSON: the cost rollup's members, then
+/// `"node"?`, `"rate"?: {"usdPerToken", "label"}` and `"dollars"?: {"total", "fresh",
+/// "reused"}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct CostReport {
+    /// The rollup (whole ledger or one node).
+    #[serde(flatten)]
+    pub(crate) rollup: CostRollup,
+    /// `--node`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// `--rate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateJson>,
+    /// The dollar figures at that rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dollars: Option<Dollars>,
+}
+
+impl VerbReport for CostReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("receipts cost");
+        if let Some(n) = &self.node {
+            r.field("node", n);
+        }
+        let rate = self.rate.as_ref().map(|x| Rate {
+            usd_per_token: x.usd_per_token,
+            label: x.label.clone(),
+        });
+        write_ledger_body(&mut r, &self.rollup, rate.as_ref());
+        r.finish()
+    }
+}
+
 fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
     let trail = logs::read_trail(state_dir)?;
     if let Some(n) = &a.node
@@ -223,122 +281,162 @@ fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitC
         return Err(logs::unknown_node(n));
     }
     let rollup = CostRollup::of_trail(&trail, a.node.as_deref());
-    if g.json {
-        let mut v = rollup.to_json();
-        if let Some(obj) = v.as_object_mut() {
-            if let Some(n) = &a.node {
-                obj.insert("node".into(), n.clone().into());
-            }
-            if let Some(rate) = &a.rate {
-                let f = rollup.total.fresh as f64 * rate.usd_per_token;
-                let u = rollup.total.reused as f64 * rate.usd_per_token;
-                obj.insert(
-                    "rate".into(),
-                    serde_json::json!({"usdPerToken": rate.usd_per_token, "label": rate.label}),
-                );
-                obj.insert(
-                    "dollars".into(),
-                    serde_json::json!({"total": f + u, "fresh": f, "reused": u}),
-                );
+    let dollars = a.rate.as_ref().map(|rate| {
+        let f = rollup.total.fresh as f64 * rate.usd_per_token;
+        let u = rollup.total.reused as f64 * rate.usd_per_token;
+        Dollars {
+            total: f + u,
+            fresh: f,
+            reused: u,
+        }
+    });
+    let report = CostReport {
+        rollup,
+        node: a.node.clone(),
+        rate: a.rate.as_ref().map(|r| RateJson {
+            usd_per_token: r.usd_per_token,
+            label: r.label.clone(),
+        }),
+        dollars,
+    };
+    print(&report, g.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One node of `receipts verify`: JSON `{"node", "receipts", "ok", "head", "errors", "cost"}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct NodeVerdict {
+    /// The node.
+    pub node: String,
+    /// Its receipt count.
+    pub receipts: usize,
+    /// True when its chain verifies.
+    pub ok: bool,
+    /// The chain head (when ok).
+    pub head: Option<String>,
+    /// Every problem.
+    pub errors: Vec<String>,
+    /// Its tokens.
+    pub cost: Tokens,
+}
+
+/// The world-model part of `receipts verify`: `{"ok", "versions", "errors"}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct WorldModelVerdict {
+    /// No problem found.
+    pub ok: bool,
+    /// Version files checked.
+    pub versions: usize,
+    /// Every problem.
+    pub errors: Vec<String>,
+}
+
+/// The `receipts verify` report (HOST.md §8.11). JSON: `{"nodes": [...], "ok", "receipts",
+/// "cost": <cost rollup>, "worldModels": {"ok", "versions", "errors"}, "empty"?: true}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct VerifyReport {
+    /// Per node, in order of first appearance.
+    pub nodes: Vec<NodeVerdict>,
+    /// Every chain and the world-model store verify, and the ledger is not empty.
+    pub ok: bool,
+    /// The number of receipts.
+    pub receipts: usize,
+    /// The whole ledger's rollup.
+    pub cost: CostRollup,
+    /// The world-model store.
+    pub world_models: WorldModelVerdict,
+    /// `true` for an empty ledger.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty: Option<bool>,
+}
+
+impl VerbReport for VerifyReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("receipts verify");
+        if self.empty.is_some() {
+            r.line(2, "no receipts found in this state dir — nothing to verify");
+            return r.finish();
+        }
+        let chains_ok = self.nodes.iter().all(|n| n.ok);
+        r.field("receipts", self.receipts.to_string());
+        r.field("total cost", self.cost.total.pair());
+        r.field("chain", if chains_ok { "ALL OK" } else { "BROKEN" });
+        if self.world_models.ok {
+            r.field(
+                "world-models",
+                format!("ok ({} versions)", self.world_models.versions),
+            );
+        } else {
+            r.field("world-models", "BROKEN");
+            for e in &self.world_models.errors {
+                r.line(4, format!("! {e}"));
             }
         }
-        output::print_json(&v)?;
-        return Ok(ExitCode::SUCCESS);
+        r.blank();
+        r.line(2, "per node:");
+        for n in &self.nodes {
+            let summary = format!("{} receipts, {}", n.receipts, n.cost.pair());
+            if n.ok {
+                r.node_row(&n.node, format!("ok ({summary})"));
+            } else {
+                r.node_row(&n.node, format!("BROKEN ({summary})"));
+                for e in &n.errors {
+                    r.line(6, format!("! {e}"));
+                }
+            }
+        }
+        r.finish()
     }
-    let mut r = Report::new("receipts cost");
-    if let Some(n) = &a.node {
-        r.field("node", n);
-    }
-    write_ledger_body(&mut r, &rollup, a.rate.as_ref());
-    output::write_stdout(r.as_str())?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
     let trail = logs::read_trail(state_dir)?;
     let rollup = CostRollup::of_trail(&trail, None);
     let wm = check_world_models(state_dir);
-    let mut nodes_json = Vec::new();
-    let mut per_node = Vec::new();
-    let mut all_ok = true;
-    for node in trail.nodes() {
-        let verdict = trail.verify_chain(node);
-        let t = rollup.node(node);
-        let count = trail.count_of(node);
-        all_ok &= verdict.ok;
-        nodes_json.push(serde_json::json!({
-            "node": node,
-            "receipts": count,
-            "ok": verdict.ok,
-            "head": verdict.head,
-            "errors": verdict.errors,
-            "cost": {"fresh": t.fresh, "reused": t.reused},
-        }));
-        per_node.push((node.to_string(), count, t, verdict));
-    }
-    let empty = trail.is_empty();
-    let ok = all_ok && wm.ok() && !empty;
-    if g.json {
-        let mut v = serde_json::json!({
-            "nodes": nodes_json,
-            "ok": ok,
-            "receipts": trail.len(),
-            "cost": rollup.to_json(),
-            "worldModels": {"ok": wm.ok(), "versions": wm.versions, "errors": wm.errors},
-        });
-        if empty && let Some(o) = v.as_object_mut() {
-            o.insert("empty".into(), true.into());
-        }
-        output::print_json(&v)?;
-        return Ok(if ok {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        });
-    }
-    let mut r = Report::new("receipts verify");
-    if empty {
-        r.line(2, "no receipts found in this state dir — nothing to verify");
-        output::write_stdout(r.as_str())?;
-        return Ok(ExitCode::from(1));
-    }
-    r.field("receipts", trail.len().to_string());
-    r.field("total cost", rollup.total.pair());
-    r.field("chain", if all_ok { "ALL OK" } else { "BROKEN" });
-    if wm.ok() {
-        r.field("world-models", format!("ok ({} versions)", wm.versions));
-    } else {
-        r.field("world-models", "BROKEN");
-        for e in &wm.errors {
-            r.line(4, format!("! {e}"));
-        }
-    }
-    r.blank();
-    r.line(2, "per node:");
-    for (node, count, t, verdict) in &per_node {
-        let summary = format!("{count} receipts, {}", pair(t.fresh, t.reused));
-        if verdict.ok {
-            r.node_row(node, format!("ok ({summary})"));
-        } else {
-            r.node_row(node, format!("BROKEN ({summary})"));
-            for e in &verdict.errors {
-                r.line(6, format!("! {e}"));
+    let nodes: Vec<NodeVerdict> = trail
+        .nodes()
+        .into_iter()
+        .map(|node| {
+            let verdict = trail.verify_chain(node);
+            NodeVerdict {
+                node: node.to_string(),
+                receipts: trail.count_of(node),
+                ok: verdict.ok,
+                head: verdict.head,
+                errors: verdict.errors,
+                cost: rollup.node(node),
             }
-        }
-    }
-    output::write_stdout(r.as_str())?;
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+        })
+        .collect();
+    let empty = trail.is_empty();
+    let report = VerifyReport {
+        ok: nodes.iter().all(|n| n.ok) && wm.ok() && !empty,
+        nodes,
+        receipts: trail.len(),
+        cost: rollup,
+        world_models: WorldModelVerdict {
+            ok: wm.ok(),
+            versions: wm.versions,
+            errors: wm.errors,
+        },
+        empty: empty.then_some(true),
+    };
+    print(&report, g.json)?;
+    Ok(ExitCode::from(u8::from(!report.ok)))
 }
 
 /// Runs `receipts`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("receipts")?;
+    let (_, reactor) = g.select_reader("receipts")?;
     match a.sub {
-        Sub::List => logs::print_listing("receipts", &reactor.state_dir, a.node.as_deref(), g.json),
+        Sub::List => {
+            print(
+                &logs::listing("receipts", &reactor.state_dir, a.node.as_deref())?,
+                g.json,
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         Sub::Verify => exec_verify(g, &reactor.state_dir),
         Sub::Cost => exec_cost(&a, g, &reactor.state_dir),
     }

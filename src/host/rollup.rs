@@ -18,7 +18,7 @@ use crate::format::receipt::{Receipt, Status, WakeSource};
 
 /// A `{fresh, reused}` token pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct Tokens {
+pub struct Tokens {
     /// Fresh (uncached) tokens.
     pub fresh: u64,
     /// Reused (provider-cached) tokens.
@@ -40,7 +40,7 @@ impl Tokens {
 
 /// Disposition counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct Dispositions {
+pub struct Dispositions {
     /// `rendered` receipts.
     pub rendered: u64,
     /// `skipped` receipts.
@@ -53,11 +53,11 @@ pub(crate) struct Dispositions {
 
 /// The host rollup (FORMATS.md §16.4).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CostRollup {
+pub struct CostRollup {
     /// Sum over every receipt.
     pub total: Tokens,
     /// Per node, in first-appearance order.
-    pub(crate) by_node: Vec<(String, Tokens)>,
+    pub by_node: Vec<(String, Tokens)>,
     node_index: HashMap<String, usize>,
     /// Per surprise cause, indexed in the order of [`WakeSource::ROLLUP_ORDER`]; `None` when
     /// no receipt had that cause.
@@ -166,36 +166,41 @@ impl CostRollup {
             self.receipts
         )
     }
-
-    /// The JSON shape of FORMATS.md §16.4.
-    pub(crate) fn to_json(&self) -> serde_json::Value {
-        let tok = |t: &Tokens| serde_json::json!({"fresh": t.fresh, "reused": t.reused});
-        let mut by_node = serde_json::Map::new();
-        for (n, t) in &self.by_node {
-            by_node.insert(n.clone(), tok(t));
-        }
-        let mut by_cause = serde_json::Map::new();
-        for (c, t) in self.by_surprise_cause() {
-            by_cause.insert(c.as_str().to_string(), tok(&t));
-        }
-        serde_json::json!({
-            "total": tok(&self.total),
-            "byNode": by_node,
-            "bySurpriseCause": by_cause,
-            "dispositions": {
-                "rendered": self.dispositions.rendered,
-                "skipped": self.dispositions.skipped,
-                "failed": self.dispositions.failed,
-                "other": self.dispositions.other,
-            },
-            "receipts": self.receipts,
-        })
-    }
 }
 
+/// The JSON shape of FORMATS.md §16.4: `{"total", "byNode", "bySurpriseCause",
+/// "dispositions", "receipts"}`, `byNode` in first-appearance order and `bySurpriseCause` with the
+/// causes present in the order `input`, `self`, `external`.
 impl serde::Serialize for CostRollup {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(s)
+        use serde::ser::{SerializeMap, SerializeStruct};
+        struct ByNode<'a>(&'a [(String, Tokens)]);
+        impl serde::Serialize for ByNode<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (node, t) in self.0 {
+                    m.serialize_entry(node, t)?;
+                }
+                m.end()
+            }
+        }
+        struct ByCause(Vec<(WakeSource, Tokens)>);
+        impl serde::Serialize for ByCause {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for (cause, t) in &self.0 {
+                    m.serialize_entry(cause.as_str(), t)?;
+                }
+                m.end()
+            }
+        }
+        let mut st = s.serialize_struct("CostRollup", 5)?;
+        st.serialize_field("total", &self.total)?;
+        st.serialize_field("byNode", &ByNode(&self.by_node))?;
+        st.serialize_field("bySurpriseCause", &ByCause(self.by_surprise_cause()))?;
+        st.serialize_field("dispositions", &self.dispositions)?;
+        st.serialize_field("receipts", &self.receipts)?;
+        st.end()
     }
 }
 
@@ -276,7 +281,7 @@ mod tests {
     #[test]
     fn empty_rollup_shape() {
         let r = CostRollup::new();
-        let v = r.to_json();
+        let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["byNode"], serde_json::json!({}));
         assert_eq!(v["bySurpriseCause"], serde_json::json!({}));
         assert_eq!(v["receipts"], 0);

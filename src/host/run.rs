@@ -4,19 +4,26 @@
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use crate::core::{Disposition, ReconcileResult};
+use serde::Serialize;
+
 use crate::format::receipt::Receipt;
-use crate::host::args::{ArgStream, Globals};
-use crate::host::boot::{self, CompileOutcome, ModelPlan};
+use crate::host::args::{ArgStream, Globals, OwnedArg};
+use crate::host::boot::{self, ModelPlan};
 use crate::host::error::HostError;
-use crate::host::output::{self, Report};
-use crate::host::rollup::CostRollup;
+use crate::host::output::Report;
+use crate::host::progress::Progress;
+use crate::host::report::{CompileStep, DispositionRow, VerbReport, dispositions_block, print};
+use crate::host::rollup::{CostRollup, Tokens};
 
 /// `reactor run --help`.
 pub(crate) const HELP: &str = "reactor run — boot the reactor, drain to quiescence, report
 
 Usage:
-  reactor run [global flags]
+  reactor run [--parallel-renders <n>] [global flags]
+
+Flags:
+  --parallel-renders <n>   Renders run at once within the drain, 1-64 (default
+                           model.parallel_renders, 4); receipts commit in the same order
 
 Compiles first when the compile cache is stale, then runs the boot sweep (sources, failed
 nodes, contract edits, moved inputs) and drains everything it wakes. Reports this run's
@@ -24,44 +31,25 @@ dispositions, receipts and cost. Does not poll gateways. Exits 1 when a node fai
 Needs the provider key unless --offline.
 ";
 
-/// Parsed arguments (none besides the global flags).
+/// Parsed arguments.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Args;
+pub struct Args {
+    /// `--parallel-renders` (overrides `model.parallel_renders`).
+    pub parallel_renders: Option<usize>,
+}
 
 /// Parses `run` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
-    if let Some(arg) = s.next_arg()? {
-        return Err(s.unexpected(&arg));
-    }
-    Ok(Args)
-}
-
-/// A dispositions block of reconcile results (HOST.md §8 shared fragments).
-pub(crate) fn dispositions_block(r: &mut Report, results: &[ReconcileResult]) {
-    for x in results {
-        r.node_row(&x.node, x.disposition.as_str());
-        if let Some(reason) = &x.reason {
-            r.line(6, format!("reason: {reason}"));
+    let mut a = Args::default();
+    while let Some(arg) = s.next_arg()? {
+        match &arg {
+            OwnedArg::Long(l) if l == "parallel-renders" => {
+                a.parallel_renders = Some(s.parallel_renders()?)
+            }
+            _ => return Err(s.unexpected(&arg)),
         }
     }
-}
-
-/// JSON dispositions `[{"node","disposition","reason"?}]`.
-pub(crate) fn dispositions_json(results: &[ReconcileResult]) -> serde_json::Value {
-    serde_json::Value::Array(
-        results
-            .iter()
-            .map(|x| {
-                let mut m = serde_json::Map::new();
-                m.insert("node".into(), x.node.clone().into());
-                m.insert("disposition".into(), x.disposition.as_str().into());
-                if let Some(reason) = &x.reason {
-                    m.insert("reason".into(), reason.clone().into());
-                }
-                serde_json::Value::Object(m)
-            })
-            .collect(),
-    )
+    Ok(a)
 }
 
 /// Collects the receipts a reactor appends (the per-invocation figures).
@@ -81,92 +69,54 @@ pub(crate) fn rollup_of(receipts: &[Receipt]) -> CostRollup {
     r
 }
 
-/// The `compile` line and JSON member of `run` / `trigger`.
-pub(crate) fn compile_status(outcome: &CompileOutcome) -> (String, serde_json::Value) {
-    match outcome {
-        CompileOutcome::CacheHit => (
-            "cache hit (zero session cost)".into(),
-            serde_json::json!({"status": "cache-hit", "cost": {"fresh": 0, "reused": 0}}),
-        ),
-        CompileOutcome::Compiled(c) => (
-            format!(
-                "compiled (sessions ran) fresh={} reused={}",
-                c.cost.tokens.fresh, c.cost.tokens.reused
-            ),
-            serde_json::json!({"status": "compiled", "cost": {"fresh": c.cost.tokens.fresh, "reused": c.cost.tokens.reused}}),
-        ),
-    }
+/// The `run` report (HOST.md §8.4). JSON: `{"status": "ran", "ok", "compile": {"status",
+/// "cost"}, "dispositions": [...], "cost": {"fresh", "reused"}, "receipts": N}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct RunReport {
+    /// Always `ran`.
+    pub status: &'static str,
+    /// No disposition failed.
+    pub ok: bool,
+    /// The compile step.
+    pub compile: CompileStep,
+    /// The boot drain's results, in firing order.
+    pub dispositions: Vec<DispositionRow>,
+    /// The tokens of the receipts this run appended.
+    pub cost: Tokens,
+    /// The number of receipts this run appended.
+    pub receipts: usize,
+    /// The compiled topology's entry points (for the gateway note).
+    #[serde(skip)]
+    pub entry_points: Vec<String>,
 }
 
-/// Runs `reactor run`.
-pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (project, spec) = g.select_reactor("run")?;
-    let plan = ModelPlan::resolve(&project, g.offline()?)?;
-    boot::load_contracts(&spec)?;
-    let key = plan.require_key(&project)?;
-    let _lock = boot::take_lock(&spec.state_dir)?;
-    let client = plan.client(key.clone())?;
-    let boot::Prepared {
-        loaded,
-        outcome,
-        reactor,
-    } = boot::prepare(
-        &project,
-        &spec,
-        &plan,
-        client,
-        key.as_ref(),
-        "compile failed (the IR is stale and could not be refreshed)",
-        |_| Ok(()),
-    )?;
-    let appended = collect_receipts(&reactor);
-    let results = reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
-    cleanup_work();
-    let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let rollup = rollup_of(&receipts);
-    let failed = results.iter().any(|r| r.disposition == Disposition::Failed);
-    let (compile_line, compile_json) = compile_status(&outcome);
-    let entry_points = &loaded.ir.topology.entry_points;
-    if g.json {
-        output::print_json(&serde_json::json!({
-            "status": "ran",
-            "ok": !failed,
-            "compile": compile_json,
-            "dispositions": dispositions_json(&results),
-            "cost": {"fresh": rollup.total.fresh, "reused": rollup.total.reused},
-            "receipts": receipts.len(),
-        }))?;
-    } else {
+impl VerbReport for RunReport {
+    fn to_text(&self) -> String {
         let mut r = Report::new("run");
-        r.field("compile", compile_line);
+        r.field("compile", self.compile.line());
         r.blank();
-        if results.is_empty() {
+        if self.dispositions.is_empty() {
             r.line(2, "(no nodes woke — nothing to reconcile)");
         } else {
             r.line(2, "dispositions:");
-            dispositions_block(&mut r, &results);
+            dispositions_block(&mut r, &self.dispositions);
         }
         r.blank();
-        r.field("receipts", receipts.len().to_string());
-        r.field(
-            "run cost",
-            output::pair(rollup.total.fresh, rollup.total.reused),
-        );
-        if failed {
+        r.field("receipts", self.receipts.to_string());
+        r.field("run cost", self.cost.pair());
+        if !self.ok {
             r.blank();
             r.line(
                 2,
                 "note: a node FAILED — its prior truth stands and it woke nothing; `run` exits 1 when any node fails.",
             );
         }
-        if let Some(first) = entry_points.first() {
+        if let Some(first) = self.entry_points.first() {
             r.blank();
-            let (names, verb) = if entry_points.len() == 1 {
+            let (names, verb) = if self.entry_points.len() == 1 {
                 (first.clone(), "receives")
             } else {
-                (entry_points.join(", "), "receive")
+                (self.entry_points.join(", "), "receive")
             };
             r.line(
                 2,
@@ -175,13 +125,55 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                 ),
             );
         }
-        output::write_stdout(&r.finish())?;
+        r.finish()
     }
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+}
+
+/// Runs `reactor run`.
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let (project, spec) = g.select_reactor("run")?;
+    let plan =
+        ModelPlan::resolve(&project, g.offline()?)?.with_parallel_renders(a.parallel_renders);
+    boot::load_contracts(&spec)?;
+    let key = plan.require_key(&project)?;
+    let _lock = boot::take_lock(&spec.state_dir)?;
+    let client = plan.client(key.clone())?;
+    let progress = Progress::for_verb("run", g.json, g.quiet);
+    let boot::Prepared {
+        loaded,
+        outcome,
+        reactor,
+    } = boot::prepare(
+        &project,
+        &spec,
+        &plan,
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
+        "compile failed (the IR is stale and could not be refreshed)",
+        |_| Ok(()),
+    )?;
+    crate::host::inflight::record_in_flight(&reactor);
+    let appended = collect_receipts(&reactor);
+    let results = reactor.boot();
+    progress.finish();
+    let results = results?;
+    cleanup_work();
+    let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let dispositions = DispositionRow::of(&results);
+    let report = RunReport {
+        status: "ran",
+        ok: !dispositions.iter().any(DispositionRow::failed),
+        compile: CompileStep::from(&outcome),
+        dispositions,
+        cost: rollup_of(&receipts).total,
+        receipts: receipts.len(),
+        entry_points: loaded.ir.topology.entry_points.clone(),
+    };
+    print(&report, g.json)?;
+    Ok(ExitCode::from(u8::from(!report.ok)))
 }
 
 /// Removes the render working directories unless `REACTOR_KEEP_WORK=1`.

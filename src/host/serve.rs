@@ -2,26 +2,29 @@
 //! daemon's HTTP surface, and run the continuity loop (gateway polls, continuity, a cost line,
 //! a fixed sleep) until SIGINT or SIGTERM; then drain every queue and exit 0.
 
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::format::json;
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
-use crate::host::connectors::{ConnectorKind, poll_gateway};
-use crate::host::daemon::{Daemon, router};
+use crate::host::connectors::{ArrivalDrain, ConnectorKind, poll_gateway};
+use crate::host::daemon::{Daemon, router_with_metrics};
 use crate::host::error::{ErrorKind, HostError};
+use crate::host::events::{DrainSummary, Event, GatewayPoll, Out, PollOutcome};
 use crate::host::hosted::HostedReactor;
-use crate::host::project::{Project, ReactorSpec};
+use crate::host::metrics::Metrics;
+use crate::host::progress::Progress;
 use crate::host::queue::TaskPool;
+use crate::host::report::DispositionRow;
 use crate::host::rollup::CostRollup;
 use crate::http::{
     BearerAuth, SecondSignal, Server, ServerConfig, install_stop_signals, is_loopback_host,
 };
-use crate::model::{ApiKey, ModelClient};
 use crate::store::lock::StateLock;
 
 /// `reactor serve --help`.
@@ -29,7 +32,8 @@ pub(crate) const HELP: &str = "reactor serve — the durable host: boot, serve, 
 
 Usage:
   reactor serve [--http <port>] [--host <addr>] [--concurrency <n>] [--poll-interval <ms>]
-                [--auth-token-env <NAME>] [global flags]
+                [--auth-token-env <NAME>] [--metrics] [--parallel-renders <n>]
+                [global flags]
 
 Flags:
   --http <port>            Serve the daemon routes on this port (0 picks a free port)
@@ -38,10 +42,15 @@ Flags:
   --poll-interval <ms>     Sleep between ticks, at least 100 (default 60000)
   --auth-token-env <NAME>  Require `Authorization: Bearer <$NAME>` (at least 16 characters);
                            requires --http
+  --metrics                Add GET /metrics (Prometheus text format; behind the same auth);
+                           requires --http
+  --parallel-renders <n>   Renders run at once within one reactor's drain, 1-64 (default
+                           model.parallel_renders, 4); receipts commit in the same order
 
 Routes: POST /trigger/<node>, GET /health /status /cost /topology /receipts /nodes/<node>
-(prefixed /<reactor> on a multi-reactor host). SIGINT or SIGTERM drains in-flight work and
-exits 0; a second signal abandons it and exits 1.
+(prefixed /<reactor> on a multi-reactor host). SIGINT or SIGTERM starts no new render: the
+renders in flight finish and commit, the rest is left to the next boot's sweep, and serve exits
+0; a second signal abandons the renders in flight (no receipt) and exits 1.
 ";
 
 /// Parsed arguments.
@@ -57,6 +66,10 @@ pub struct Args {
     pub poll_interval: u64,
     /// `--auth-token-env`.
     pub auth_token_env: Option<String>,
+    /// `--metrics`: add `GET /metrics` (issue 8 item 10).
+    pub metrics: bool,
+    /// `--parallel-renders` (overrides `model.parallel_renders`).
+    pub parallel_renders: Option<usize>,
 }
 
 impl Default for Args {
@@ -67,6 +80,8 @@ impl Default for Args {
             concurrency: 1,
             poll_interval: 60_000,
             auth_token_env: None,
+            metrics: false,
+            parallel_renders: None,
         }
     }
 }
@@ -137,8 +152,18 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
                 }
                 a.auth_token_env = Some(v);
             }
+            OwnedArg::Long(l) if l == "metrics" => {
+                s.no_value("--metrics")?;
+                a.metrics = true;
+            }
+            OwnedArg::Long(l) if l == "parallel-renders" => {
+                a.parallel_renders = Some(s.parallel_renders()?);
+            }
             _ => return Err(s.unexpected(&arg)),
         }
+    }
+    if a.metrics && a.http.is_none() {
+        return Err(HostError::usage("--metrics requires --http", Some("serve")));
     }
     if a.host.is_some() && a.http.is_none() {
         return Err(HostError::usage("--host requires --http", Some("serve")));
@@ -150,31 +175,6 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
         ));
     }
     Ok(a)
-}
-
-/// Line output: text lines, or NDJSON events under `--json` (HOST.md §9.7).
-struct Out {
-    json: bool,
-}
-
-impl Out {
-    fn line(&self, text: &str) {
-        if !self.json {
-            let stdout = std::io::stdout();
-            let mut o = stdout.lock();
-            let _ = writeln!(o, "{text}");
-            let _ = o.flush();
-        }
-    }
-    fn event(&self, v: serde_json::Value) {
-        if self.json {
-            let stdout = std::io::stdout();
-            let mut o = stdout.lock();
-            let _ = o.write_all(&json::to_js_compact(&v));
-            let _ = o.write_all(b"\n");
-            let _ = o.flush();
-        }
-    }
 }
 
 /// The URL a local client should use (unspecified bind → loopback; IPv6 bracketed).
@@ -194,17 +194,17 @@ fn client_url(host: &str, port: u16) -> String {
 
 /// Runs `reactor serve`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let out = Out { json: g.json };
+    let out = Out::for_json(g.json);
     match serve(a, g, &out) {
         Ok(code) => Ok(code),
         Err(e) => {
             if g.json {
-                out.event(serde_json::json!({"event": "error", "message": e.message}));
-                let mut e = e;
-                e.document = Some(Box::new(
-                    serde_json::json!({"event": "error", "message": e.message.clone()}),
-                ));
-                Err(e)
+                let event = Event::Error {
+                    message: &e.message,
+                };
+                out.event(&event);
+                let doc = serde_json::to_value(&event).unwrap_or_default();
+                Err(e.with_document(doc))
             } else {
                 Err(e)
             }
@@ -246,10 +246,214 @@ impl Drop for Cleanup {
     }
 }
 
+/// The `serve --auth-token-env` token, read at startup (HOST.md §9.1 step 1).
+fn auth_token(a: &Args) -> Result<Option<String>, HostError> {
+    match &a.auth_token_env {
+        Some(name) => match std::env::var(name) {
+            Ok(t) if t.chars().count() >= 16 => Ok(Some(t)),
+            _ => Err(HostError::config(format!(
+                "--auth-token-env {name}: the variable is unset or shorter than 16 characters"
+            ))),
+        },
+        None => Ok(None),
+    }
+}
+
+/// What booting every reactor produced (HOST.md §9.1 step 3).
+struct Booted {
+    locks: Vec<StateLock>,
+    hosted: Vec<Arc<HostedReactor>>,
+    /// A stop signal arrived during boot.
+    stopped: bool,
+}
+
+/// Boots each reactor in configuration order: lock, compile if stale, load, boot drain. The
+/// boot's compile sessions and renders go to `access.progress` (finished before returning);
+/// with `metrics`, every receipt, drain and model request is counted from here on.
+fn boot_reactors(
+    project: &crate::host::project::Project,
+    plan: &ModelPlan,
+    access: boot::Access<'_>,
+    metrics: Option<&Arc<Metrics>>,
+    signals: &crate::http::StopSignals,
+    since_start: &Arc<Mutex<CostRollup>>,
+    out: &Out,
+) -> Result<Booted, HostError> {
+    let boot::Access {
+        client,
+        key,
+        progress,
+    } = access;
+    let mut booted = Booted {
+        locks: Vec::new(),
+        hosted: Vec::new(),
+        stopped: false,
+    };
+    for (i, spec) in project.reactors.iter().enumerate() {
+        booted.locks.push(boot::take_lock(&spec.state_dir)?);
+        boot::load_contracts(spec)?;
+        let reactor = boot::prepare(
+            project,
+            spec,
+            plan,
+            boot::Access {
+                client: client.clone(),
+                key,
+                progress,
+            },
+            "compile failed",
+            |_| Ok(()),
+        )
+        .map_err(|e| match e.message.strip_prefix("compile failed: ") {
+            Some(rest) => HostError::new(
+                ErrorKind::Model,
+                format!(
+                    "compile failed (IR stale, refresh failed) for reactor \"{}\": {rest}",
+                    spec.name
+                ),
+            )
+            .with_hint("run `reactor compile` first to see the full report"),
+            None => e,
+        })?
+        .reactor;
+        // After a stop signal a drain starts no new render (HOST.md §9.4).
+        reactor.set_stop_flag(signals.flag());
+        crate::host::inflight::record_in_flight(&reactor);
+        let tap = since_start.clone();
+        reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
+        if let Some(m) = metrics {
+            let (m, name) = (m.clone(), spec.name.clone());
+            reactor.on_receipt(move |r| m.receipt(&name, r));
+        }
+        let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
+        let h = Arc::new(HostedReactor::new(
+            &spec.name,
+            i,
+            Arc::new(reactor),
+            gateways,
+        ));
+        if let Some(m) = metrics {
+            h.set_metrics(m.clone());
+        }
+        let results = h.reactor.boot()?;
+        let rows = DispositionRow::of(&results);
+        let count = |d: &str| rows.iter().filter(|r| r.disposition == d).count();
+        progress.suspend(|| {
+            out.line(&format!(
+                "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
+                spec.name,
+                count("rendered"),
+                count("skipped"),
+                count("failed")
+            ))
+        });
+        out.event(&Event::Booted {
+            reactor: &spec.name,
+            dispositions: rows,
+        });
+        booted.hosted.push(h);
+        if signals.is_requested() {
+            booted.stopped = true;
+            break;
+        }
+    }
+    progress.finish();
+    Ok(booted)
+}
+
+/// Starts the HTTP surface (HOST.md §9.1 step 4): the `HTTP on` line, the `listening` event
+/// and the non-loopback warning (§9.6). Returns the server and its client URL.
+fn listen(
+    a: &Args,
+    port: u16,
+    daemon: Arc<Daemon>,
+    token: Option<&str>,
+    metrics: Option<Arc<Metrics>>,
+    out: &Out,
+) -> Result<(Server, String), HostError> {
+    let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+    let auth = token.map(BearerAuth::new);
+    let s = Server::start(
+        ServerConfig {
+            host: host.clone(),
+            port,
+            // On a loopback bind, requests naming a foreign `Host` are refused (403), as in
+            // the viewer: a defence against DNS rebinding reaching POST /trigger.
+            ..ServerConfig::default()
+        },
+        router_with_metrics(daemon, auth, metrics),
+    )
+    .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
+    let bound = s.local_addr().port();
+    out.line(&format!("reactor serve — HTTP on {host}:{bound}"));
+    let loopback = is_loopback_host(&host);
+    let url = client_url(&host, bound);
+    out.event(&Event::Listening {
+        url: url.trim_end_matches('/'),
+        loopback,
+        auth: token.is_some(),
+    });
+    if !loopback {
+        let warning = match &a.auth_token_env {
+            None => format!(
+                "WARNING: bound to {host} (not loopback) with NO auth — an unauthenticated POST /trigger/<node> can cause model spend. Put it behind a reverse proxy or network policy, or use --auth-token-env."
+            ),
+            Some(name) => format!(
+                "WARNING: bound to {host} (not loopback); bearer-token auth is on (token from ${name}) but traffic is not encrypted — terminate TLS in front of it."
+            ),
+        };
+        out.line(&format!("  {warning}"));
+        out.event(&Event::Warning { message: &warning });
+    }
+    Ok((s, url))
+}
+
+/// `serve.json` (HOST.md §7.2): `{"pid", "url", "reactor", "prefix", "auth_token_env",
+/// "started_at"}`.
+#[derive(Debug, Serialize)]
+struct ServeRecord<'a> {
+    pid: u32,
+    url: Option<&'a str>,
+    reactor: &'a str,
+    prefix: String,
+    auth_token_env: Option<&'a str>,
+    started_at: &'a str,
+}
+
+/// Writes `serve.json` into every hosted reactor's state directory.
+fn write_serve_files(
+    files: &ServeFiles,
+    hosted: &[Arc<HostedReactor>],
+    url: Option<&str>,
+    multi: bool,
+    auth_token_env: Option<&str>,
+) -> Result<(), HostError> {
+    let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
+    for h in hosted {
+        let record = ServeRecord {
+            pid: std::process::id(),
+            url,
+            reactor: &h.name,
+            prefix: if multi {
+                format!("/{}", h.name)
+            } else {
+                String::new()
+            },
+            auth_token_env,
+            started_at: &started_at,
+        };
+        let path = h.reactor.state_dir().join("serve.json");
+        files
+            .write(path.clone(), &json::to_js_pretty(&record))
+            .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
 fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     let project = g.load_project()?;
     let offline = g.offline()?;
-    let plan = ModelPlan::resolve(&project, offline)?;
+    let plan = ModelPlan::resolve(&project, offline)?.with_parallel_renders(a.parallel_renders);
     let key = plan.require_key(&project)?;
     let token = auth_token(&a)?;
     let signals = install_stop_signals(SecondSignal::Exit {
@@ -263,25 +467,35 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         let files = serve_files.clone();
         signals.on_forced_exit(move || files.remove_all());
     }
-    let client = plan.client(key.clone())?;
-    let since_start = Arc::new(Mutex::new(CostRollup::new()));
-    let mut locks: Vec<StateLock> = Vec::new();
-    let mut hosted: Vec<Arc<HostedReactor>> = Vec::new();
-    let booting = Booting {
-        project: &project,
-        plan: &plan,
-        client: &client,
-        key: key.as_ref(),
-        since_start: &since_start,
+    let metrics = a.metrics.then(|| Arc::new(Metrics::new()));
+    let client = match &metrics {
+        Some(m) => m.client(&plan.config.provider, plan.client(key.clone())?),
+        None => plan.client(key.clone())?,
     };
-    for (i, spec) in project.reactors.iter().enumerate() {
-        locks.push(boot::take_lock(&spec.state_dir)?);
-        hosted.push(booting.reactor(spec, i, out)?);
-        if signals.is_requested() {
-            out.line("reactor serve — drained in-flight work; exiting.");
-            out.event(serde_json::json!({"event": "stopped", "forced": false}));
-            return Ok(ExitCode::SUCCESS);
-        }
+    // Progress of the boot (compile sessions, boot renders); later drains are not shown here.
+    let progress = Progress::for_verb("serve", g.json, g.quiet);
+    let since_start = Arc::new(Mutex::new(CostRollup::new()));
+    let Booted {
+        locks,
+        hosted,
+        stopped,
+    } = boot_reactors(
+        &project,
+        &plan,
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
+        metrics.as_ref(),
+        &signals,
+        &since_start,
+        out,
+    )?;
+    if stopped {
+        out.line("reactor serve — drained in-flight work; exiting.");
+        out.event(&Event::Stopped { forced: false });
+        return Ok(ExitCode::SUCCESS);
     }
     let pool = Arc::new(TaskPool::new(hosted.len(), a.concurrency));
     let stopping = Arc::new(AtomicBool::new(false));
@@ -290,21 +504,31 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
         pool: pool.clone(),
         single: !project.multi,
         stopping: stopping.clone(),
+        out: *out,
     });
     let (mut server, url) = match a.http {
         Some(port) => {
-            let (s, url) = listen(&a, port, token.as_deref(), daemon.clone(), out)?;
+            let (s, url) = listen(&a, port, daemon, token.as_deref(), metrics, out)?;
             (Some(s), Some(url))
         }
         None => (None, None),
     };
-    write_serve_files(&a, &project, &hosted, url.as_deref(), &serve_files)?;
+    write_serve_files(
+        &serve_files,
+        &hosted,
+        url.as_deref(),
+        project.multi,
+        a.auth_token_env.as_deref(),
+    )?;
     out.line(&format!(
         "reactor serve — host booted ({} reactor(s); concurrency {}). Ctrl-C to stop.",
         hosted.len(),
         a.concurrency
     ));
-    out.event(serde_json::json!({"event": "ready", "reactors": hosted.len(), "concurrency": a.concurrency}));
+    out.event(&Event::Ready {
+        reactors: hosted.len(),
+        concurrency: a.concurrency,
+    });
 
     let interval = Duration::from_millis(a.poll_interval);
     let mut first = true;
@@ -337,155 +561,8 @@ fn serve(a: Args, g: &Globals, out: &Out) -> Result<ExitCode, HostError> {
     crate::host::run::cleanup_work();
     drop(locks);
     out.line("reactor serve — drained in-flight work; exiting.");
-    out.event(serde_json::json!({"event": "stopped", "forced": false}));
+    out.event(&Event::Stopped { forced: false });
     Ok(ExitCode::SUCCESS)
-}
-
-/// The bearer token named by `--auth-token-env` (at least 16 characters), if any.
-fn auth_token(a: &Args) -> Result<Option<String>, HostError> {
-    let Some(name) = &a.auth_token_env else {
-        return Ok(None);
-    };
-    match std::env::var(name) {
-        Ok(t) if t.chars().count() >= 16 => Ok(Some(t)),
-        _ => Err(HostError::config(format!(
-            "--auth-token-env {name}: the variable is unset or shorter than 16 characters"
-        ))),
-    }
-}
-
-/// What booting each reactor of the project shares.
-struct Booting<'a> {
-    project: &'a Project,
-    plan: &'a ModelPlan,
-    client: &'a Arc<dyn ModelClient>,
-    key: Option<&'a ApiKey>,
-    since_start: &'a Arc<Mutex<CostRollup>>,
-}
-
-impl Booting<'_> {
-    /// Loads, compiles if stale, mounts and boots one reactor (HOST.md §9.2), reporting its
-    /// dispositions.
-    fn reactor(
-        &self,
-        spec: &ReactorSpec,
-        index: usize,
-        out: &Out,
-    ) -> Result<Arc<HostedReactor>, HostError> {
-        boot::load_contracts(spec)?;
-        let reactor = boot::prepare(
-            self.project,
-            spec,
-            self.plan,
-            self.client.clone(),
-            self.key,
-            "compile failed",
-            |_| Ok(()),
-        )
-        .map_err(|e| match e.message.strip_prefix("compile failed: ") {
-            Some(rest) => HostError::new(
-                ErrorKind::Model,
-                format!(
-                    "compile failed (IR stale, refresh failed) for reactor \"{}\": {rest}",
-                    spec.name
-                ),
-            )
-            .with_hint("run `reactor compile` first to see the full report"),
-            None => e,
-        })?
-        .reactor;
-        let tap = self.since_start.clone();
-        reactor.on_receipt(move |r| tap.lock().unwrap_or_else(|e| e.into_inner()).add_receipt(r));
-        let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
-        let h = Arc::new(HostedReactor::new(
-            &spec.name,
-            index,
-            Arc::new(reactor),
-            gateways,
-        ));
-        let results = h
-            .reactor
-            .boot()
-            .map_err(|e| HostError::state(e.to_string()))?;
-        let count =
-            |d: crate::core::Disposition| results.iter().filter(|r| r.disposition == d).count();
-        out.line(&format!(
-            "reactor serve — booted \"{}\" (rendered={} skipped={} failed={})",
-            spec.name,
-            count(crate::core::Disposition::Rendered),
-            count(crate::core::Disposition::Skipped),
-            count(crate::core::Disposition::Failed)
-        ));
-        out.event(serde_json::json!({"event": "booted", "reactor": spec.name, "dispositions": crate::host::run::dispositions_json(&results)}));
-        Ok(h)
-    }
-}
-
-/// Starts the HTTP surface (HOST.md §9.5) and reports it, with the warning for a non-loopback
-/// bind. Returns the server and its client URL.
-fn listen(
-    a: &Args,
-    port: u16,
-    token: Option<&str>,
-    daemon: Arc<Daemon>,
-    out: &Out,
-) -> Result<(Server, String), HostError> {
-    let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".into());
-    let auth = token.map(BearerAuth::new);
-    let s = Server::start(
-        ServerConfig {
-            host: host.clone(),
-            port,
-            // On a loopback bind, requests naming a foreign `Host` are refused (403), as in
-            // the viewer: a defence against DNS rebinding reaching POST /trigger.
-            ..ServerConfig::default()
-        },
-        router(daemon, auth),
-    )
-    .map_err(|e| HostError::state(format!("cannot listen on {host}:{port}: {e}")))?;
-    let bound = s.local_addr().port();
-    out.line(&format!("reactor serve — HTTP on {host}:{bound}"));
-    let loopback = is_loopback_host(&host);
-    out.event(serde_json::json!({"event": "listening", "url": client_url(&host, bound).trim_end_matches('/'), "loopback": loopback, "auth": token.is_some()}));
-    if !loopback {
-        let warning = match &a.auth_token_env {
-            None => format!(
-                "WARNING: bound to {host} (not loopback) with NO auth — an unauthenticated POST /trigger/<node> can cause model spend. Put it behind a reverse proxy or network policy, or use --auth-token-env."
-            ),
-            Some(name) => format!(
-                "WARNING: bound to {host} (not loopback); bearer-token auth is on (token from ${name}) but traffic is not encrypted — terminate TLS in front of it."
-            ),
-        };
-        out.line(&format!("  {warning}"));
-        out.event(serde_json::json!({"event": "warning", "message": warning}));
-    }
-    Ok((s, client_url(&host, bound)))
-}
-
-/// Writes each reactor's `serve.json` (HOST.md §9.6), removed again on shutdown.
-fn write_serve_files(
-    a: &Args,
-    project: &Project,
-    hosted: &[Arc<HostedReactor>],
-    url: Option<&str>,
-    serve_files: &ServeFiles,
-) -> Result<(), HostError> {
-    let started_at = crate::compile::cache::iso_millis(jiff::Timestamp::now());
-    for h in hosted {
-        let record = serde_json::json!({
-            "pid": std::process::id(),
-            "url": url,
-            "reactor": h.name,
-            "prefix": if project.multi { format!("/{}", h.name) } else { String::new() },
-            "auth_token_env": a.auth_token_env,
-            "started_at": started_at,
-        });
-        let path = h.reactor.state_dir().join("serve.json");
-        serve_files
-            .write(path.clone(), &json::to_js_pretty(&record))
-            .map_err(|e| HostError::state(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
 }
 
 /// One tick of the continuity loop (HOST.md §9.3).
@@ -526,54 +603,68 @@ fn tick(
             let source_id = gw.source_id.clone();
             let gw = gw.clone();
             let as_of = as_of.clone();
+            let out = *out;
             let rx = pool.submit(h.index, move || {
-                poll_gateway(
+                let started = Instant::now();
+                let mut on_drain = |d: &ArrivalDrain| {
+                    let summary = DrainSummary::new(
+                        &task_h.name,
+                        &gw.node,
+                        Some(d.arrival_id.clone()),
+                        &d.results,
+                        d.receipts_added,
+                        d.took,
+                    );
+                    out.line(&summary.line("drain"));
+                    out.event(&Event::Drain(&summary));
+                };
+                let polled = poll_gateway(
                     &task_h.reactor,
                     &gw.node,
                     &gw.source_id,
                     &gw.connector,
                     &as_of,
-                )
-                .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
-                .map_err(|e| e.to_string())
+                    &mut on_drain,
+                );
+                task_h.observe_drain("poll", started.elapsed());
+                polled
+                    .map(|r| (r.ingested_ids.len(), r.skipped_ids.len(), r.warnings))
+                    .map_err(|e| e.to_string())
             });
             pending.push((h.name.clone(), source_id, label, Some(rx)));
         }
     }
-    let mut parts = Vec::new();
-    let mut events = Vec::new();
+    let mut polls = Vec::new();
     for (reactor, source_id, label, rx) in pending {
-        match rx.map(|r| r.recv()) {
-            None => {
-                parts.push(format!("{label} skipped: offline"));
-                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "skipped": "offline"}));
-            }
+        let outcome = match rx.map(|r| r.recv()) {
+            None => PollOutcome::Offline { skipped: "offline" },
             Some(Ok(Some(Ok((ingested, skipped, warnings))))) => {
                 for w in warnings {
                     crate::host::output::warn(&w);
                 }
-                parts.push(format!("{label} ingested={ingested} skipped={skipped}"));
-                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "ingested": ingested, "skipped": skipped}));
+                PollOutcome::Polled { ingested, skipped }
             }
-            Some(Ok(Some(Err(msg)))) => {
-                let msg = crate::format::sanitize::redact(&msg, &[]);
-                parts.push(format!("{label} error: {msg}"));
-                events.push(
-                    serde_json::json!({"reactor": reactor, "source_id": source_id, "error": msg}),
-                );
-            }
-            Some(_) => {
-                parts.push(format!("{label} error: the poll task did not finish"));
-                events.push(serde_json::json!({"reactor": reactor, "source_id": source_id, "error": "the poll task did not finish"}));
-            }
-        }
+            Some(Ok(Some(Err(msg)))) => PollOutcome::Failed {
+                error: crate::format::sanitize::redact(&msg, &[]),
+            },
+            Some(_) => PollOutcome::Failed {
+                error: "the poll task did not finish".into(),
+            },
+        };
+        polls.push(GatewayPoll {
+            reactor,
+            source_id,
+            outcome,
+            label,
+        });
     }
     // Continuity: nothing is armed in v1 (RUNTIME.md §10.4); one task per reactor, in order.
     let continuity: Vec<_> = hosted.iter().map(|h| pool.submit(h.index, || ())).collect();
     for rx in continuity {
         let _ = rx.recv();
     }
-    if !parts.is_empty() {
+    if !polls.is_empty() {
+        let parts: Vec<String> = polls.iter().map(GatewayPoll::fragment).collect();
         out.line(&format!("gateways: {}", parts.join("; ")));
     }
     let rollup = since_start
@@ -581,5 +672,9 @@ fn tick(
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     out.line(&rollup.one_line());
-    out.event(serde_json::json!({"event": "tick", "at": as_of, "gateways": events, "cost": rollup.to_json()}));
+    out.event(&Event::Tick {
+        at: &as_of,
+        gateways: &polls,
+        cost: &rollup,
+    });
 }

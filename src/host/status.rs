@@ -17,16 +17,23 @@
 //! ```
 //!
 //! `compiled` reads `yes (fresh)`, `yes (STALE: <reason>)`, `yes (freshness unknown: <error>)`
-//! or `no`. JSON: `{"stateDir", "compiled", "freshness", "staleReason"?, "freshnessError"?,
-//! "compile": {"nodes", "edges", "compiledAt", "cost", "model"}, "writer", "run"}`.
+//! or `no`. While a writer holds the state directory, `in flight` lists its renders in flight
+//! (`none`, or `2 renders: a (since 18:00:05), b (since 18:00:07, awaiting commit)`), read from
+//! the `in-flight.json` the writer keeps ([`crate::host::inflight`]). JSON: `{"stateDir",
+//! "compiled", "freshness", "staleReason"?, "freshnessError"?, "compile": {"nodes", "edges",
+//! "compiledAt", "cost", "model"}, "writer", "run", "inFlight": [{"node", "startedAt",
+//! "awaitingCommit"}]}`.
 
 use std::process::ExitCode;
 
+use serde::Serialize;
+
 use crate::host::args::{ArgStream, Globals};
-use crate::host::error::HostError;
-use crate::host::output::{self, Report};
+use crate::host::error::{HostError, InStateDir};
+use crate::host::output::Report;
 use crate::host::receipts::write_ledger_body;
-use crate::host::rollup::CostRollup;
+use crate::host::report::{VerbReport, WriterInfo, print, writer_line};
+use crate::host::rollup::{CostRollup, Tokens};
 use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor status --help`.
@@ -53,96 +60,103 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     Ok(Args {})
 }
 
-/// Runs `status`.
-pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (project, reactor) = g.select_reactor("status")?;
-    let state_dir = &reactor.state_dir;
-    let trail = crate::host::logs::read_trail(state_dir)?;
-    let manifest = statedir::read_manifest(state_dir);
-    let freshness = compile_freshness(
-        state_dir,
-        &reactor.contracts_dir,
-        &project.provider_settings(),
-        &manifest,
-    );
-    let topo = statedir::read_topology(state_dir);
-    let writer = statedir::current_writer(state_dir);
-    let rollup = CostRollup::of_trail(&trail, None);
+/// The `compile` member of `status`: `{"nodes", "edges", "compiledAt", "cost", "model"}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompileSummary {
+    /// Topology nodes (manifest, else `topology.json`; 0 when neither).
+    pub nodes: u64,
+    /// Topology edges.
+    pub edges: u64,
+    /// The manifest's `compiled_at`.
+    pub compiled_at: Option<String>,
+    /// The manifest's session cost.
+    pub cost: Tokens,
+    /// The manifest's compile model.
+    pub model: Option<String>,
+}
 
-    let (topo_counts, topo_error) = match &topo {
-        Ok(Some(t)) => (
-            Some((t.topology.nodes.len() as u64, t.topology.edges.len() as u64)),
-            None,
-        ),
-        Ok(None) => (None, None),
-        Err(e) => (None, Some(topology_error(state_dir, e).message)),
-    };
-    let present = match &manifest {
-        ManifestRead::Present(m) => Some(m),
-        _ => None,
-    };
-    let nodes = present.and_then(|m| m.nodes).or(topo_counts.map(|c| c.0));
-    let edges = present.and_then(|m| m.edges).or(topo_counts.map(|c| c.1));
-    let compiled = manifest != ManifestRead::Absent;
+/// The `status` report (HOST.md §8.7). JSON: `{"reactor"?, "stateDir", "compiled",
+/// "freshness", "staleReason"?, "freshnessError"?, "compile": {...}, "writer", "run": <cost
+/// rollup>, "inFlight": [...]}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    /// The reactor, on a multi-reactor project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reactor: Option<String>,
+    /// The state directory.
+    pub state_dir: String,
+    /// A manifest exists (readable or not).
+    pub compiled: bool,
+    /// `fresh`, `stale`, `absent` or `unknown`.
+    pub freshness: &'static str,
+    /// Why the cache is stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stale_reason: Option<String>,
+    /// Why freshness could not be decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness_error: Option<String>,
+    /// The compile cache's figures.
+    pub compile: CompileSummary,
+    /// The current writer.
+    pub writer: Option<WriterInfo>,
+    /// The whole trail's rollup.
+    pub run: CostRollup,
+    /// The writer's renders in flight (empty without a writer).
+    pub in_flight: Vec<crate::host::inflight::RecordedRender>,
+    /// The `topology` line.
+    #[serde(skip)]
+    pub(crate) topology_line: String,
+    /// A manifest was read (the `compile cost` line is shown).
+    #[serde(skip)]
+    pub(crate) manifest_read: bool,
+}
 
-    if g.json {
-        let mut v = serde_json::Map::new();
-        if project.multi {
-            v.insert("reactor".into(), reactor.name.clone().into());
+impl VerbReport for StatusReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("status");
+        if let Some(name) = &self.reactor {
+            r.field("reactor", name);
         }
-        v.insert("stateDir".into(), state_dir.display().to_string().into());
-        v.insert("compiled".into(), compiled.into());
-        v.insert("freshness".into(), freshness.as_str().into());
-        match &freshness {
-            Freshness::Stale(r) => {
-                v.insert("staleReason".into(), r.clone().into());
-            }
-            Freshness::Unknown(e) => {
-                v.insert("freshnessError".into(), e.clone().into());
-            }
-            _ => {}
+        r.field("state dir", &self.state_dir);
+        r.field(
+            "compiled",
+            match (&self.stale_reason, &self.freshness_error) {
+                (Some(reason), _) => format!("yes (STALE: {reason})"),
+                (_, Some(e)) => format!("yes (freshness unknown: {e})"),
+                _ if self.freshness == "fresh" => "yes (fresh)".to_string(),
+                _ => "no".to_string(),
+            },
+        );
+        r.field("topology", &self.topology_line);
+        if self.manifest_read {
+            r.field("compile cost", self.compile.cost.pair());
         }
-        let cost = present.map(|m| m.cost).unwrap_or_default();
-        v.insert(
-            "compile".into(),
-            serde_json::json!({
-                "nodes": nodes.unwrap_or(0),
-                "edges": edges.unwrap_or(0),
-                "compiledAt": present.and_then(|m| m.compiled_at.clone()),
-                "cost": {"fresh": cost.fresh, "reused": cost.reused},
-                "model": present.and_then(|m| m.model.clone()),
-            }),
-        );
-        v.insert(
-            "writer".into(),
-            writer
-                .as_ref()
-                .map(|w| w.to_json())
-                .unwrap_or(serde_json::Value::Null),
-        );
-        v.insert("run".into(), rollup.to_json());
-        output::print_json(&serde_json::Value::Object(v))?;
-        return Ok(ExitCode::SUCCESS);
+        r.field("writer", writer_line(self.writer.as_ref()));
+        if self.writer.is_some() {
+            r.field(
+                "in flight",
+                crate::host::inflight::describe(&self.in_flight),
+            );
+        }
+        r.blank();
+        write_ledger_body(&mut r, &self.run, None);
+        r.finish()
     }
+}
 
-    let mut r = Report::new("status");
-    if project.multi {
-        r.field("reactor", &reactor.name);
-    }
-    r.field("state dir", state_dir.display().to_string());
-    r.field(
-        "compiled",
-        match &freshness {
-            Freshness::Fresh => "yes (fresh)".to_string(),
-            Freshness::Stale(reason) => format!("yes (STALE: {reason})"),
-            Freshness::Unknown(e) => format!("yes (freshness unknown: {e})"),
-            Freshness::Absent => "no".to_string(),
-        },
-    );
-    let topology_line = match (nodes, edges, &topo_error) {
-        (_, _, Some(e)) if present.is_none() => format!("unreadable: {e}"),
-        (Some(n), Some(e), _) => {
-            let when = match present {
+/// The `topology` line: `<n> nodes, <m> edges (at <when>)`, `… (no compile manifest)`,
+/// `unreadable: <error>` or `(none)`.
+fn topology_line(
+    counts: (Option<u64>, Option<u64>),
+    topo_error: Option<&str>,
+    manifest: Option<&crate::replay::statedir::Manifest>,
+) -> String {
+    match (counts, topo_error) {
+        (_, Some(e)) if manifest.is_none() => format!("unreadable: {e}"),
+        ((Some(n), Some(e)), _) => {
+            let when = match manifest {
                 Some(m) => m
                     .compiled_at
                     .as_deref()
@@ -153,36 +167,80 @@ pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             format!("{n} nodes, {e} edges{when}")
         }
         _ => "(none)".to_string(),
-    };
-    r.field("topology", topology_line);
-    if let Some(m) = present {
-        r.field("compile cost", output::pair(m.cost.fresh, m.cost.reused));
     }
-    r.field(
-        "writer",
-        writer
-            .as_ref()
-            .map(|w| w.describe())
-            .unwrap_or_else(|| "none".to_string()),
-    );
-    r.blank();
-    write_ledger_body(&mut r, &rollup, None);
-    output::write_stdout(r.as_str())?;
-    Ok(ExitCode::SUCCESS)
 }
 
-/// A `compile/topology.json` read error as the host reports it: the state-dir path before a
-/// JSON problem, the file path in an I/O problem (exit 1).
-pub(crate) fn topology_error(
-    state_dir: &std::path::Path,
-    e: &crate::replay::statedir::TopologyReadError,
-) -> HostError {
-    match e {
-        crate::replay::statedir::TopologyReadError::InvalidJson(_) => {
-            HostError::state(format!("{}: {e}", state_dir.display()))
-        }
-        io => HostError::state(io.to_string()),
-    }
+/// Gathers the `status` report of one reactor.
+pub fn gather(
+    project: &crate::host::project::Project,
+    reactor: &crate::host::project::ReactorSpec,
+) -> Result<StatusReport, HostError> {
+    let state_dir = &reactor.state_dir;
+    let trail = crate::host::logs::read_trail(state_dir)?;
+    let manifest = statedir::read_manifest(state_dir);
+    let freshness = compile_freshness(
+        state_dir,
+        &reactor.contracts_dir,
+        &project.provider_settings(),
+        &manifest,
+    );
+    let (topo_counts, topo_error) = match statedir::read_topology(state_dir) {
+        Ok(Some(t)) => (
+            Some((t.topology.nodes.len() as u64, t.topology.edges.len() as u64)),
+            None,
+        ),
+        Ok(None) => (None, None),
+        Err(e) => (
+            None,
+            Some(HostError::from(InStateDir(state_dir, e)).message),
+        ),
+    };
+    let present = match &manifest {
+        ManifestRead::Present(m) => Some(m),
+        _ => None,
+    };
+    let nodes = present.and_then(|m| m.nodes).or(topo_counts.map(|c| c.0));
+    let edges = present.and_then(|m| m.edges).or(topo_counts.map(|c| c.1));
+    let cost = present.map(|m| m.cost).unwrap_or_default();
+    let writer = statedir::current_writer(state_dir);
+    let (stale_reason, freshness_error) = match &freshness {
+        Freshness::Stale(r) => (Some(r.clone()), None),
+        Freshness::Unknown(e) => (None, Some(e.clone())),
+        _ => (None, None),
+    };
+    Ok(StatusReport {
+        reactor: project.multi.then(|| reactor.name.clone()),
+        state_dir: state_dir.display().to_string(),
+        compiled: manifest != ManifestRead::Absent,
+        freshness: freshness.as_str(),
+        stale_reason,
+        freshness_error,
+        compile: CompileSummary {
+            nodes: nodes.unwrap_or(0),
+            edges: edges.unwrap_or(0),
+            compiled_at: present.and_then(|m| m.compiled_at.clone()),
+            cost: Tokens {
+                fresh: cost.fresh,
+                reused: cost.reused,
+            },
+            model: present.and_then(|m| m.model.clone()),
+        },
+        writer: writer.as_ref().map(WriterInfo::from),
+        run: CostRollup::of_trail(&trail, None),
+        in_flight: writer
+            .as_ref()
+            .map(|w| crate::host::inflight::read_record(state_dir, w.pid))
+            .unwrap_or_default(),
+        topology_line: topology_line((nodes, edges), topo_error.as_deref(), present),
+        manifest_read: present.is_some(),
+    })
+}
+
+/// Runs `status`.
+pub fn exec(_a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let (project, reactor) = g.select_reader("status")?;
+    print(&gather(&project, &reactor)?, g.json)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7).
@@ -210,31 +268,19 @@ impl Freshness {
     }
 }
 
-/// Why [`cache_key`] cannot compute a key; `Display` is one line.
-#[derive(Debug, thiserror::Error)]
-pub enum CacheKeyError {
-    /// `contracts invalid: <load error>`.
-    #[error("contracts invalid: {0}")]
-    Contracts(#[from] crate::contract::ContractError),
-    /// A `REACTOR_SKILL_PATH` problem.
-    #[error(transparent)]
-    Skill(#[from] crate::agent::SkillError),
-    /// A provider configuration error, or `model.compile_model is required for provider '<p>'`.
-    #[error(transparent)]
-    Provider(#[from] crate::model::ConfigError),
-}
-
 /// The compile cache key of a reactor (HOST.md §6.3), computed offline and keylessly: the
 /// contract-set fingerprint of `contracts_dir`, the SDK version (with the `+skill.` suffix when
 /// `REACTOR_SKILL_PATH` replaces the system prompt) and the resolved compile model.
 ///
-/// Errors: [`CacheKeyError`].
+/// Errors ([`HostError`], one line): `contracts invalid: <load error>`, a `REACTOR_SKILL_PATH`
+/// problem, a provider configuration error, or `model.compile_model is required for provider
+/// '<p>'`.
 pub fn cache_key(
     contracts_dir: &std::path::Path,
     settings: &crate::model::ProviderSettings,
-) -> Result<crate::compile::CacheKey, CacheKeyError> {
+) -> Result<crate::compile::CacheKey, HostError> {
     let set = crate::contract::ContractSet::load(contracts_dir)?;
-    let prompt = crate::agent::prompt::load_system_prompt()?;
+    let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
     let replaced = match prompt.source {
         crate::agent::PromptSource::File(_) => Some(prompt.text.as_str()),
         crate::agent::PromptSource::Embedded => None,
@@ -246,6 +292,20 @@ pub fn cache_key(
         sdk_version: crate::compile::sdk_version(replaced),
         model,
     })
+}
+
+/// `permission denied: cannot read <state-dir>/compile/manifest.json` when this process may not
+/// read the manifest (a permission problem is not a stale cache: recompiling would not help).
+pub(crate) fn manifest_permission_problem(state_dir: &std::path::Path) -> Option<String> {
+    let path = state_dir
+        .join(crate::format::layout::COMPILE_DIR)
+        .join(crate::format::layout::MANIFEST_FILE);
+    match std::fs::File::open(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Some(format!("permission denied: cannot read {}", path.display()))
+        }
+        _ => None,
+    }
 }
 
 /// The compile cache's freshness as `status` shows it (HOST.md §6.4, §8.7): `Absent` without a
@@ -261,6 +321,9 @@ pub(crate) fn compile_freshness(
     if *manifest == ManifestRead::Absent {
         return Freshness::Absent;
     }
+    if let Some(problem) = manifest_permission_problem(state_dir) {
+        return Freshness::Unknown(problem);
+    }
     let key = match cache_key(contracts_dir, settings) {
         Ok(k) => k,
         Err(e) => {
@@ -268,7 +331,7 @@ pub(crate) fn compile_freshness(
                 ManifestRead::Unreadable(m) => {
                     Freshness::Stale(format!("manifest unreadable: {m}"))
                 }
-                _ => Freshness::Unknown(e.to_string()),
+                _ => Freshness::Unknown(e.message),
             };
         }
     };

@@ -24,10 +24,13 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::format::topology::{Topology, TopologyIndex};
+use serde::Serialize;
+
+use crate::format::topology::{Topology, TopologyFile, TopologyIndex};
 use crate::host::args::{ArgStream, Globals, OwnedArg};
-use crate::host::error::HostError;
+use crate::host::error::{HostError, StateDirContext};
 use crate::host::output::{self, Report};
+use crate::host::report::{VerbReport, print};
 use crate::replay::statedir::{self, ManifestRead};
 
 /// `reactor topology --help`.
@@ -283,102 +286,157 @@ pub(crate) fn render_mermaid(t: &Topology) -> String {
     s
 }
 
-/// Runs `topology`.
-pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("topology")?;
-    let state_dir = &reactor.state_dir;
-    let Some(file) = statedir::read_topology(state_dir)
-        .map_err(|e| crate::host::status::topology_error(state_dir, &e))?
-    else {
-        return Err(HostError::state(
-            "no compiled IR — run `reactor compile` first",
-        ));
-    };
-    let t = &file.topology;
-    match a.format {
-        Format::Dot => {
-            output::write_stdout(&render_dot(t))?;
-            return Ok(ExitCode::SUCCESS);
+/// One node of the `topology` report: JSON `{"node", "wake_source", "contract_fingerprint",
+/// "maintains"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct NodeRow {
+    /// The node id.
+    pub node: String,
+    /// Its wake source.
+    pub wake_source: Option<String>,
+    /// Its contract fingerprint (node entry, else the envelope's map).
+    pub contract_fingerprint: Option<String>,
+    /// Its declared facets (never `@atomic`).
+    pub maintains: Vec<String>,
+}
+
+/// One edge: JSON `{"producer", "facet", "subscriber"}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct EdgeRow {
+    /// The producing node.
+    pub producer: String,
+    /// The facet.
+    pub facet: String,
+    /// The subscribing node.
+    pub subscriber: String,
+}
+
+/// The `topology` report (HOST.md §8.6). JSON: `{"nodes": [...], "edges": [...],
+/// "entry_points": [...], "acyclic"}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct TopologyReport {
+    /// The nodes, in file order.
+    pub nodes: Vec<NodeRow>,
+    /// The edges, in file order.
+    pub edges: Vec<EdgeRow>,
+    /// The entry points.
+    pub entry_points: Vec<String>,
+    /// The acyclic flag.
+    pub acyclic: bool,
+    /// Each entry point's phantom ingress producer, index-aligned with `entry_points`.
+    #[serde(skip)]
+    pub ingress: Vec<String>,
+    /// `compile/manifest.json` is absent (a replay fixture or a state dir written elsewhere).
+    #[serde(skip)]
+    pub(crate) no_manifest: bool,
+}
+
+impl VerbReport for TopologyReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("topology");
+        r.field("acyclic", if self.acyclic { "yes" } else { "no" });
+        let entries: Vec<String> = self
+            .entry_points
+            .iter()
+            .zip(&self.ingress)
+            .map(|(gw, ing)| format!("{gw} (ingress: {ing})"))
+            .collect();
+        r.field(
+            "entry points",
+            if entries.is_empty() {
+                "(none)".to_string()
+            } else {
+                entries.join(", ")
+            },
+        );
+        r.blank();
+        r.line(2, "nodes:");
+        if self.nodes.is_empty() {
+            r.line(4, "(none)");
         }
-        Format::Mermaid => {
-            output::write_stdout(&render_mermaid(t))?;
-            return Ok(ExitCode::SUCCESS);
+        for d in &self.nodes {
+            let mut rest = format!("wake={}", d.wake_source.as_deref().unwrap_or("?"));
+            if !d.maintains.is_empty() {
+                rest.push_str(&format!(" maintains=[{}]", d.maintains.join(", ")));
+            }
+            r.node_row(&d.node, rest);
         }
-        Format::Text => {}
+        r.blank();
+        r.line(2, "edges:");
+        if self.edges.is_empty() {
+            r.line(4, "(none)");
+        }
+        for e in &self.edges {
+            r.line(4, format!("{}.{} -> {}", e.producer, e.facet, e.subscriber));
+        }
+        if self.no_manifest {
+            r.blank();
+            r.line(
+                2,
+                "note: no compile manifest (a replay fixture or a state dir written elsewhere)",
+            );
+        }
+        r.finish()
     }
+}
+
+/// Gathers the `topology` report from a topology file.
+fn gather(state_dir: &Path, file: &TopologyFile) -> TopologyReport {
+    let t = &file.topology;
     let ix = t.index();
-    let nodes = describe(state_dir, &ix);
     // The envelope's map, first entry per node (file order) as a linear scan would find it.
     let mut envelope: HashMap<&str, &str> = HashMap::new();
     for (k, v) in file.contract_fingerprints.iter().flatten() {
         envelope.entry(k.as_str()).or_insert(v.as_str());
     }
-    let contract_of = |d: &Drawn| {
-        d.contract
-            .clone()
-            .filter(|c| !c.is_empty())
-            .or_else(|| envelope.get(d.id.as_str()).map(|v| v.to_string()))
-    };
-    if g.json {
-        let v = serde_json::json!({
-            "nodes": nodes.iter().map(|d| serde_json::json!({
-                "node": d.id,
-                "wake_source": d.wake,
-                "contract_fingerprint": contract_of(d),
-                "maintains": d.maintains,
-            })).collect::<Vec<_>>(),
-            "edges": t.edges.iter().map(|e| serde_json::json!({
-                "producer": e.producer, "facet": e.facet, "subscriber": e.subscriber,
-            })).collect::<Vec<_>>(),
-            "entry_points": t.entry_points,
-            "acyclic": t.acyclic,
-        });
-        output::print_json(&v)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut r = Report::new("topology");
-    r.field("acyclic", if t.acyclic { "yes" } else { "no" });
-    let entries: Vec<String> = t
-        .entry_points
-        .iter()
-        .map(|gw| format!("{gw} (ingress: {})", statedir::ingress_of(&ix, gw)))
+    let nodes = describe(state_dir, &ix)
+        .into_iter()
+        .map(|d| NodeRow {
+            contract_fingerprint: d
+                .contract
+                .filter(|c| !c.is_empty())
+                .or_else(|| envelope.get(d.id.as_str()).map(|v| v.to_string())),
+            node: d.id,
+            wake_source: d.wake,
+            maintains: d.maintains,
+        })
         .collect();
-    r.field(
-        "entry points",
-        if entries.is_empty() {
-            "(none)".to_string()
-        } else {
-            entries.join(", ")
-        },
-    );
-    r.blank();
-    r.line(2, "nodes:");
-    if nodes.is_empty() {
-        r.line(4, "(none)");
+    TopologyReport {
+        nodes,
+        edges: t
+            .edges
+            .iter()
+            .map(|e| EdgeRow {
+                producer: e.producer.clone(),
+                facet: e.facet.clone(),
+                subscriber: e.subscriber.clone(),
+            })
+            .collect(),
+        entry_points: t.entry_points.clone(),
+        acyclic: t.acyclic,
+        ingress: t
+            .entry_points
+            .iter()
+            .map(|gw| statedir::ingress_of(&ix, gw))
+            .collect(),
+        no_manifest: statedir::read_manifest(state_dir) == ManifestRead::Absent,
     }
-    for d in &nodes {
-        let mut rest = format!("wake={}", d.wake.as_deref().unwrap_or("?"));
-        if !d.maintains.is_empty() {
-            rest.push_str(&format!(" maintains=[{}]", d.maintains.join(", ")));
-        }
-        r.node_row(&d.id, rest);
+}
+
+/// Runs `topology`.
+pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
+    let (_, reactor) = g.select_reader("topology")?;
+    let state_dir = &reactor.state_dir;
+    let Some(file) = statedir::read_topology(state_dir).in_state_dir(state_dir)? else {
+        return Err(HostError::state(
+            "no compiled IR — run `reactor compile` first",
+        ));
+    };
+    match a.format {
+        Format::Dot => output::write_stdout(&render_dot(&file.topology))?,
+        Format::Mermaid => output::write_stdout(&render_mermaid(&file.topology))?,
+        Format::Text => print(&gather(state_dir, &file), g.json)?,
     }
-    r.blank();
-    r.line(2, "edges:");
-    if t.edges.is_empty() {
-        r.line(4, "(none)");
-    }
-    for e in &t.edges {
-        r.line(4, format!("{}.{} -> {}", e.producer, e.facet, e.subscriber));
-    }
-    if statedir::read_manifest(state_dir) == ManifestRead::Absent {
-        r.blank();
-        r.line(
-            2,
-            "note: no compile manifest (a replay fixture or a state dir written elsewhere)",
-        );
-    }
-    output::write_stdout(r.as_str())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,4 +1,4 @@
-//! `reactor trace [node]` (HOST.md §8.10): per node (every node in order of first appearance,
+//! `reactor trace [node] [--why]` (HOST.md §8.10): per node (every node in order of first appearance,
 //! or one), the chain verdict over the raw receipts and its steps.
 //!
 //! ```text
@@ -12,22 +12,35 @@
 //! ```
 //!
 //! JSON: `{"traces": [{"node", "steps": [{"index", "wake_source", "status", "surprise_cause",
-//! "cost", "content_hash", "prev", "reason"?}], "chain": {"ok", "head"?, "length"?,
+//! "cost", "content_hash", "prev", "reason"?, "why"?}], "chain": {"ok", "head"?, "length"?,
 //! "errors"?}}]}`; `index` is the position within the node's chain.
+//!
+//! `--why` (issue 9) adds under every rendered or failed step the line `why: <cause>` and, in
+//! JSON, `"why"` on every step (`null` for a skipped one): the cause of the reconcile as
+//! [`crate::replay::why`] computes it (frames are ledger positions).
 
 use std::process::ExitCode;
+
+use serde::Serialize;
 
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::error::HostError;
 use crate::host::logs::{is_known_node, unknown_node};
-use crate::host::output::{self, Report, pair};
-use crate::replay::trail::chain_json;
+use crate::host::output::Report;
+use crate::host::report::{ChainReport, VerbReport, print};
+use crate::host::rollup::Tokens;
+use crate::replay::why::{self, Why};
 
 /// `reactor trace --help`.
 pub(crate) const HELP: &str = "reactor trace — per-node receipt chains
 
 Usage:
-  reactor trace [node] [global flags]
+  reactor trace [node] [--why] [global flags]
+
+Flags:
+  --why      Under each rendered or failed step, name its cause: the producers
+             and facets whose fingerprints moved its memo key, a changed contract,
+             a retry after a failure, or a bare self/external wake
 
 For every node in the ledger (in order of first appearance), or for one node: the
 chain verdict (each receipt re-hashed and linked through prev) and its steps.
@@ -39,6 +52,8 @@ An unknown node exits 1.
 pub struct Args {
     /// The node, when one is asked for.
     pub node: Option<String>,
+    /// `--why`: each step's cause.
+    pub why: bool,
 }
 
 /// Parses `trace` arguments.
@@ -47,15 +62,101 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Value(v) if a.node.is_none() => a.node = Some(s.positional(v, "<node>")?),
+            OwnedArg::Long(l) if l == "why" => {
+                s.no_value("--why")?;
+                a.why = true;
+            }
             other => return Err(s.unexpected(&other)),
         }
     }
     Ok(a)
 }
 
+/// One step of a node's chain: JSON `{"index", "wake_source", "status", "surprise_cause",
+/// "cost", "content_hash", "prev", "reason"?, "why"?}`; `index` is the position within the
+/// chain; `why` is present with `--why` only (`null` for a skipped step).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct TraceStep {
+    /// Position within the node's chain.
+    pub index: usize,
+    /// The wake source.
+    pub wake_source: String,
+    /// The receipt status.
+    pub status: String,
+    /// The surprise cause.
+    pub surprise_cause: String,
+    /// The receipt's tokens.
+    pub cost: Tokens,
+    /// The stored content hash.
+    pub content_hash: Option<String>,
+    /// The stored `prev`.
+    pub prev: Option<String>,
+    /// The failure reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// With `--why`: the cause of the reconcile (`Some(None)` for a skipped step; `None`, not
+    /// serialized, without `--why`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<Option<Why>>,
+}
+
+/// One node's trace: JSON `{"node", "steps", "chain"}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct NodeTrace {
+    /// The node.
+    pub node: String,
+    /// Its receipts in chain order.
+    pub steps: Vec<TraceStep>,
+    /// The chain verdict.
+    pub chain: ChainReport,
+}
+
+/// The `trace` report (HOST.md §8.10). JSON: `{"traces": [...]}`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct TraceReport {
+    /// One trace per node, in order of first appearance.
+    pub traces: Vec<NodeTrace>,
+}
+
+impl VerbReport for TraceReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("trace");
+        if self.traces.is_empty() {
+            r.line(2, "(no receipts)");
+        }
+        for t in &self.traces {
+            let verdict = if t.chain.ok { "ok" } else { "BROKEN" };
+            r.line(2, format!("{}  (chain {verdict})", t.node));
+            for s in &t.steps {
+                r.line(
+                    4,
+                    format!(
+                        "#{} {} wake={} cause={} {}",
+                        s.index,
+                        s.status,
+                        s.wake_source,
+                        s.surprise_cause,
+                        s.cost.pair()
+                    ),
+                );
+                if let Some(reason) = &s.reason {
+                    r.line(6, format!("reason: {reason}"));
+                }
+                if let Some(Some(w)) = &s.why {
+                    r.line(6, format!("why: {}", w.text));
+                }
+            }
+            for err in &t.chain.errors {
+                r.line(4, format!("! {err}"));
+            }
+        }
+        r.finish()
+    }
+}
+
 /// Runs `trace`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
-    let (_, reactor) = g.select_reactor("trace")?;
+    let (_, reactor) = g.select_reader("trace")?;
     let state_dir = &reactor.state_dir;
     let trail = crate::host::logs::read_trail(state_dir)?;
     let nodes: Vec<String> = match &a.node {
@@ -67,62 +168,32 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         None => trail.nodes().into_iter().map(str::to_string).collect(),
     };
-    let mut r = Report::new("trace");
-    let mut traces = Vec::new();
-    if nodes.is_empty() {
-        r.line(2, "(no receipts)");
-    }
-    for node in &nodes {
-        let verdict = trail.verify_chain(node);
-        r.line(
-            2,
-            format!(
-                "{node}  (chain {})",
-                if verdict.ok { "ok" } else { "BROKEN" }
-            ),
-        );
-        let mut steps = Vec::new();
-        for (i, e) in trail.entries_of(node).enumerate() {
-            r.line(
-                4,
-                format!(
-                    "#{i} {} wake={} cause={} {}",
-                    e.status,
-                    e.wake_source,
-                    e.surprise_cause,
-                    pair(e.fresh, e.reused)
-                ),
-            );
-            if let Some(reason) = &e.reason {
-                r.line(6, format!("reason: {reason}"));
-            }
-            let mut step = serde_json::json!({
-                "index": i,
-                "wake_source": e.wake_source,
-                "status": e.status,
-                "surprise_cause": e.surprise_cause,
-                "cost": {"fresh": e.fresh, "reused": e.reused},
-                "content_hash": e.content_hash,
-                "prev": e.prev,
-            });
-            if let (Some(reason), Some(o)) = (&e.reason, step.as_object_mut()) {
-                o.insert("reason".into(), reason.clone().into());
-            }
-            steps.push(step);
-        }
-        for err in &verdict.errors {
-            r.line(4, format!("! {err}"));
-        }
-        traces.push(serde_json::json!({
-            "node": node,
-            "steps": steps,
-            "chain": chain_json(&verdict),
-        }));
-    }
-    if g.json {
-        output::print_json(&serde_json::json!({ "traces": traces }))?;
-    } else {
-        output::write_stdout(r.as_str())?;
-    }
+    let whys = a.why.then(|| why::explain_state_dir(state_dir, &trail.raw));
+    let traces = nodes
+        .into_iter()
+        .map(|node| NodeTrace {
+            steps: trail
+                .entries_of(&node)
+                .enumerate()
+                .map(|(i, e)| TraceStep {
+                    index: i,
+                    wake_source: e.wake_source.clone(),
+                    status: e.status.clone(),
+                    surprise_cause: e.surprise_cause.clone(),
+                    cost: Tokens {
+                        fresh: e.fresh,
+                        reused: e.reused,
+                    },
+                    content_hash: e.content_hash.clone(),
+                    prev: e.prev.clone(),
+                    reason: e.reason.clone(),
+                    why: whys.as_ref().map(|w| w.get(e.index).cloned().flatten()),
+                })
+                .collect(),
+            chain: ChainReport::from(&trail.verify_chain(&node)),
+            node,
+        })
+        .collect();
+    print(&TraceReport { traces }, g.json)?;
     Ok(ExitCode::SUCCESS)
 }

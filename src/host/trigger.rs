@@ -6,30 +6,36 @@ use std::io::Read;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::core::Disposition;
+use serde::Serialize;
+
 use crate::format::json::{self, Value};
 use crate::host::args::{ArgStream, Globals, OwnedArg};
 use crate::host::boot::{self, ModelPlan};
+use crate::host::daemon::{ErrorReply, TriggerReply};
 use crate::host::error::{ErrorKind, HostError};
-use crate::host::hosted::{HostedReactor, NotDelivered, external_wake};
-use crate::host::output::{self, Report};
-use crate::host::run::{
-    cleanup_work, collect_receipts, compile_status, dispositions_block, dispositions_json,
-    rollup_of,
-};
+use crate::host::hosted::{HostedReactor, NotDelivered, TriggerOutcome, external_wake};
+use crate::host::output::Report;
+use crate::host::progress::Progress;
+use crate::host::report::{CompileStep, DispositionRow, VerbReport, dispositions_block, print};
+use crate::host::rollup::Tokens;
+use crate::host::run::{cleanup_work, collect_receipts, rollup_of};
 use crate::store::lock::{StateLock, holder_pid};
 
 /// `reactor trigger --help`.
 pub(crate) const HELP: &str = "reactor trigger — one external wake of one node
 
 Usage:
-  reactor trigger <node> [--data <json> | --data @<file> | --data @-] [global flags]
+  reactor trigger <node> [--data <json> | --data @<file> | --data @-]
+                  [--parallel-renders <n>] [global flags]
 
 Flags:
   --data <value>   JSON data for the wake: inline JSON, @<file> (relative to the working
                    directory) or @- (stdin); at most 1 MiB. Data sent to a gateway is staged
                    as one arrival (the same payload twice is one arrival); data sent to any
                    other node is validated and reported but not delivered.
+  --parallel-renders <n>
+                   Renders run at once within a drain of the one-shot, 1-64 (default
+                   model.parallel_renders, 4); receipts commit in the same order
 
 When `reactor serve --http` holds the state directory, the wake is forwarded to it.
 Otherwise a one-shot reactor boots over the durable state, wakes the node, drains and reports.
@@ -45,21 +51,31 @@ pub struct Args {
     pub node: String,
     /// The raw `--data` value.
     pub data: Option<String>,
+    /// `--parallel-renders` (overrides `model.parallel_renders`; one-shot only).
+    pub parallel_renders: Option<usize>,
 }
 
 /// Parses `trigger` arguments.
 pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
     let mut node = None;
     let mut data = None;
+    let mut parallel_renders = None;
     while let Some(arg) = s.next_arg()? {
         match arg {
             OwnedArg::Long(ref l) if l == "data" => data = Some(s.value("--data")?),
+            OwnedArg::Long(ref l) if l == "parallel-renders" => {
+                parallel_renders = Some(s.parallel_renders()?)
+            }
             OwnedArg::Value(v) if node.is_none() => node = Some(s.positional(v, "<node>")?),
             other => return Err(s.unexpected(&other)),
         }
     }
     let node = node.ok_or_else(|| s.missing("<node>"))?;
-    Ok(Args { node, data })
+    Ok(Args {
+        node,
+        data,
+        parallel_renders,
+    })
 }
 
 /// Reads and parses `--data` (HOST.md §8.5).
@@ -131,6 +147,89 @@ fn daemon_record(state_dir: &std::path::Path, holder: Option<u32>) -> Option<Dae
     })
 }
 
+/// The one-shot `trigger` report (HOST.md §8.5). JSON: `{"status": "triggered", "ok",
+/// "triggered", "compile", "boot": [...], "dispositions": [...], "cost": {"fresh", "reused"},
+/// "receipts": N, "data"?, "dataDelivered"?, "arrivalId"?}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TriggerReport {
+    /// Always `triggered`.
+    pub status: &'static str,
+    /// No disposition (boot or trigger) failed.
+    pub ok: bool,
+    /// The node.
+    pub triggered: String,
+    /// The compile step.
+    pub compile: CompileStep,
+    /// The boot drain's results.
+    pub boot: Vec<DispositionRow>,
+    /// The trigger drain's results.
+    pub dispositions: Vec<DispositionRow>,
+    /// The tokens of the receipts this invocation appended.
+    pub cost: Tokens,
+    /// The number of receipts this invocation appended.
+    pub receipts: usize,
+    /// The parsed `--data` value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Whether the data was staged (present with `--data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) data_delivered: Option<bool>,
+    /// The data's arrival id (entry points only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival_id: Option<String>,
+    /// The `data` line (HOST.md §8.5), with `--data`.
+    #[serde(skip)]
+    pub(crate) data_line: Option<String>,
+}
+
+impl VerbReport for TriggerReport {
+    fn to_text(&self) -> String {
+        let mut r = Report::new("trigger");
+        r.field("triggered", &self.triggered);
+        if let Some(d) = &self.data {
+            r.field("payload", payload_line(d));
+        }
+        if let Some(l) = &self.data_line {
+            r.field("data", l);
+        }
+        if self.compile.compiled() {
+            r.field("compile", self.compile.line());
+        }
+        if !self.boot.is_empty() {
+            r.blank();
+            r.line(2, "boot sweep:");
+            dispositions_block(&mut r, &self.boot);
+        }
+        r.blank();
+        r.line(2, "dispositions:");
+        dispositions_block(&mut r, &self.dispositions);
+        r.blank();
+        r.field("receipts", self.receipts.to_string());
+        r.field("run cost", self.cost.pair());
+        r.finish()
+    }
+}
+
+/// The `data` line of a one-shot trigger (HOST.md §8.5).
+fn data_line(node: &str, w: &TriggerOutcome) -> String {
+    match (w.data_delivered, w.not_delivered) {
+        (Some(true), _) => {
+            let n = w.inbox_len.unwrap_or(0);
+            format!(
+                "delivered: staged as arrival {} ({node}::ingress now holds {n} item{})",
+                w.arrival_id.clone().unwrap_or_default(),
+                if n == 1 { "" } else { "s" }
+            )
+        }
+        (_, Some(NotDelivered::Duplicate)) => format!(
+            "not delivered: duplicate arrival {} (already staged)",
+            w.arrival_id.clone().unwrap_or_default()
+        ),
+        _ => format!("not delivered: '{node}' is not a gateway and a wake carries no payload"),
+    }
+}
+
 /// Runs `reactor trigger`.
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let data = a.data.as_deref().map(parse_data).transpose()?;
@@ -141,203 +240,164 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             spec.state_dir.display()
         ))
     })?;
-    let lock = match acquire(&a, data.as_ref(), &spec.state_dir, g.json)? {
-        Acquired::Lock(l) => l,
-        Acquired::Forwarded(code) => return Ok(code),
+    let lock = match StateLock::acquire(&spec.state_dir) {
+        Ok(l) => l,
+        Err(crate::store::lock::LockError::Held { .. }) => {
+            return held(&spec.state_dir, &a.node, data.as_ref(), g.json);
+        }
+        Err(e) => return Err(e.into()),
     };
-    let plan = ModelPlan::resolve(&project, g.offline()?)?;
-    boot::load_contracts(&spec)?;
-    let key = plan.require_key(&project)?;
+    let report = one_shot(&project, &spec, &a, data, g)?;
+    drop(lock);
+    print(&report, g.json)?;
+    Ok(ExitCode::from(u8::from(!report.ok)))
+}
+
+/// The state directory is locked: forward to the daemon holding it, or refuse (HOST.md §8.5).
+fn held(
+    state_dir: &std::path::Path,
+    node: &str,
+    data: Option<&Value>,
+    json_out: bool,
+) -> Result<ExitCode, HostError> {
+    let holder = holder_pid(state_dir);
+    match daemon_record(state_dir, holder) {
+        Some(d) if d.url.is_some() => {
+            let report = forward(node, data, &d)?;
+            print(&report, json_out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(d) => Err(HostError::state(format!(
+            "state dir {} is held by reactor serve (pid {}) without an HTTP surface",
+            state_dir.display(),
+            d.pid
+        ))
+        .with_hint("restart it with --http to accept triggers")),
+        None => Err(HostError::state(format!(
+            "state dir {} is in use by another writer (pid {})",
+            state_dir.display(),
+            holder
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "unknown".into())
+        ))
+        .with_hint("stop that process first, or use `reactor trigger` to reach a running daemon")),
+    }
+}
+
+/// The one-shot trigger under the lock: boot, stage, wake, drain (HOST.md §8.5 steps 1–5).
+fn one_shot(
+    project: &crate::host::project::Project,
+    spec: &crate::host::project::ReactorSpec,
+    a: &Args,
+    data: Option<Value>,
+    g: &Globals,
+) -> Result<TriggerReport, HostError> {
+    let node = a.node.as_str();
+    let plan = ModelPlan::resolve(project, g.offline()?)?.with_parallel_renders(a.parallel_renders);
+    boot::load_contracts(spec)?;
+    let key = plan.require_key(project)?;
     let client = plan.client(key.clone())?;
-    let node = a.node.clone();
+    let progress = Progress::for_verb("trigger", g.json, g.quiet);
     let boot::Prepared {
         outcome, reactor, ..
     } = boot::prepare(
-        &project,
-        &spec,
+        project,
+        spec,
         &plan,
-        client,
-        key.as_ref(),
+        boot::Access {
+            client,
+            key: key.as_ref(),
+            progress: &progress,
+        },
         "compile failed (IR stale)",
-        |loaded| match loaded.ir.node(&node) {
+        |loaded| match loaded.ir.node(node) {
             Some(_) => Ok(()),
             None => Err(HostError::input(format!(
                 "node '{node}' is not in the compiled topology"
             ))),
         },
     )?;
+    crate::host::inflight::record_in_flight(&reactor);
     let appended = collect_receipts(&reactor);
     let gateways = spec.gateways.iter().map(|gc| gc.to_spec()).collect();
     let hosted = HostedReactor::new(&spec.name, 0, std::sync::Arc::new(reactor), gateways);
-    let boot_results = hosted
-        .reactor
-        .boot()
-        .map_err(|e| HostError::state(e.to_string()))?;
-    let outcome_wake = external_wake(&hosted, &a.node, data.as_ref())
-        .map_err(|e| HostError::state(e.to_string()))?;
+    let boot_results = hosted.reactor.boot().inspect_err(|_| progress.finish())?;
+    let wake = external_wake(&hosted, node, data.as_ref());
+    progress.finish();
+    let wake = wake?;
     cleanup_work();
-    drop(lock);
     let receipts = appended.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let failed = boot_results
-        .iter()
-        .chain(&outcome_wake.results)
-        .any(|r| r.disposition == Disposition::Failed);
-    let done = Triggered {
-        outcome: &outcome,
-        boot_results: &boot_results,
-        wake: &outcome_wake,
-        receipts: &receipts,
-        failed,
-    };
-    report(&a, data.as_ref(), &done, g.json)?;
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    let boot = DispositionRow::of(&boot_results);
+    let dispositions = DispositionRow::of(&wake.results);
+    Ok(TriggerReport {
+        status: "triggered",
+        ok: !boot.iter().chain(&dispositions).any(DispositionRow::failed),
+        triggered: node.to_string(),
+        compile: CompileStep::from(&outcome),
+        boot,
+        dispositions,
+        cost: rollup_of(&receipts).total,
+        receipts: receipts.len(),
+        data_delivered: data.as_ref().map(|_| wake.data_delivered.unwrap_or(false)),
+        arrival_id: data.as_ref().and(wake.arrival_id.clone()),
+        data_line: data.as_ref().map(|_| data_line(node, &wake)),
+        data,
     })
 }
 
-/// The lock, or the exit code of forwarding the trigger to the daemon that holds it.
-enum Acquired {
-    Lock(StateLock),
-    Forwarded(ExitCode),
+/// A trigger forwarded to the daemon (HOST.md §8.5). JSON: `{"status": "forwarded", "ok":
+/// true, "daemon", "reactor", "triggered", "receiptsAdded", "data"?, "dataDelivered"?}`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ForwardedReport {
+    /// Always `forwarded`.
+    pub status: &'static str,
+    /// Always true (a non-200 answer is an error).
+    pub ok: bool,
+    /// The daemon's base URL, without its trailing slash.
+    pub daemon: String,
+    /// The reactor the daemon named (`null` when it named none).
+    pub reactor: Option<String>,
+    /// The node.
+    pub triggered: String,
+    /// Receipts the daemon's task appended.
+    pub receipts_added: u64,
+    /// The `--data` value sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Whether the daemon staged it (present with `--data`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) data_delivered: Option<bool>,
+    /// The daemon's pid.
+    #[serde(skip)]
+    pub pid: u32,
 }
 
-/// Takes the state directory's lock; when a daemon with an HTTP surface holds it, forwards the
-/// trigger there (HOST.md §8.5).
-fn acquire(
-    a: &Args,
-    data: Option<&Value>,
-    state_dir: &std::path::Path,
-    json_out: bool,
-) -> Result<Acquired, HostError> {
-    match StateLock::acquire(state_dir) {
-        Ok(l) => Ok(Acquired::Lock(l)),
-        Err(crate::store::lock::LockError::Held { .. }) => {
-            let holder = holder_pid(state_dir);
-            match daemon_record(state_dir, holder) {
-                Some(d) if d.url.is_some() => {
-                    forward(&a.node, data, &d, json_out).map(Acquired::Forwarded)
-                }
-                Some(d) => Err(HostError::state(format!(
-                    "state dir {} is held by reactor serve (pid {}) without an HTTP surface",
-                    state_dir.display(),
-                    d.pid
-                ))
-                .with_hint("restart it with --http to accept triggers")),
-                None => Err(HostError::state(format!(
-                    "state dir {} is in use by another writer (pid {})",
-                    state_dir.display(),
-                    holder
-                        .map(|p| p.to_string())
-                        .unwrap_or_else(|| "unknown".into())
-                ))
-                .with_hint(
-                    "stop that process first, or use `reactor trigger` to reach a running daemon",
-                )),
-            }
-        }
-        Err(e) => Err(HostError::state(e.to_string())),
-    }
-}
-
-/// What a one-shot trigger did.
-struct Triggered<'a> {
-    outcome: &'a boot::CompileOutcome,
-    boot_results: &'a [crate::core::ReconcileResult],
-    wake: &'a crate::host::hosted::TriggerOutcome,
-    receipts: &'a [crate::format::receipt::Receipt],
-    failed: bool,
-}
-
-/// Prints the trigger report (HOST.md §8.5), text or JSON.
-fn report(
-    a: &Args,
-    data: Option<&Value>,
-    done: &Triggered<'_>,
-    json_out: bool,
-) -> Result<(), HostError> {
-    let rollup = rollup_of(done.receipts);
-    let (compile_line, compile_json) = compile_status(done.outcome);
-    let data_line = data.map(
-        |_| match (done.wake.data_delivered, done.wake.not_delivered) {
-            (Some(true), _) => format!(
-                "delivered: staged as arrival {} ({}::ingress now holds {} items)",
-                done.wake.arrival_id.clone().unwrap_or_default(),
-                a.node,
-                done.wake.inbox_len.unwrap_or(0)
-            ),
-            (_, Some(NotDelivered::Duplicate)) => format!(
-                "not delivered: duplicate arrival {} (already staged)",
-                done.wake.arrival_id.clone().unwrap_or_default()
-            ),
-            _ => format!(
-                "not delivered: '{}' is not a gateway and a wake carries no payload",
-                a.node
-            ),
-        },
-    );
-    if json_out {
-        let mut m = serde_json::Map::new();
-        m.insert("status".into(), "triggered".into());
-        m.insert("ok".into(), (!done.failed).into());
-        m.insert("triggered".into(), a.node.clone().into());
-        m.insert("compile".into(), compile_json);
-        m.insert("boot".into(), dispositions_json(done.boot_results));
-        m.insert("dispositions".into(), dispositions_json(&done.wake.results));
-        m.insert(
-            "cost".into(),
-            serde_json::json!({"fresh": rollup.total.fresh, "reused": rollup.total.reused}),
-        );
-        m.insert("receipts".into(), done.receipts.len().into());
-        if let Some(d) = data {
-            m.insert("data".into(), d.to_serde());
-            m.insert(
-                "dataDelivered".into(),
-                done.wake.data_delivered.unwrap_or(false).into(),
-            );
-            if let Some(id) = &done.wake.arrival_id {
-                m.insert("arrivalId".into(), id.clone().into());
-            }
-        }
-        output::print_json(&serde_json::Value::Object(m))?;
-    } else {
+impl VerbReport for ForwardedReport {
+    fn to_text(&self) -> String {
         let mut r = Report::new("trigger");
-        r.field("triggered", &a.node);
-        if let Some(d) = data {
-            r.field("payload", payload_line(d));
-        }
-        if let Some(l) = &data_line {
-            r.field("data", l);
-        }
-        if matches!(done.outcome, boot::CompileOutcome::Compiled(_)) {
-            r.field("compile", compile_line);
-        }
-        if !done.boot_results.is_empty() {
-            r.blank();
-            r.line(2, "boot sweep:");
-            dispositions_block(&mut r, done.boot_results);
-        }
-        r.blank();
-        r.line(2, "dispositions:");
-        dispositions_block(&mut r, &done.wake.results);
-        r.blank();
-        r.field("receipts", done.receipts.len().to_string());
         r.field(
-            "run cost",
-            output::pair(rollup.total.fresh, rollup.total.reused),
+            "forwarded",
+            format!("{} (reactor serve, pid {})", self.daemon, self.pid),
         );
-        output::write_stdout(&r.finish())?;
+        r.field("triggered", &self.triggered);
+        if let Some(dv) = &self.data {
+            r.field("payload", payload_line(dv));
+            r.field(
+                "data",
+                if self.data_delivered == Some(true) {
+                    "delivered"
+                } else {
+                    "not delivered (a duplicate, or not a gateway)"
+                },
+            );
+        }
+        r.field("receipts", self.receipts_added.to_string());
+        r.finish()
     }
-    Ok(())
 }
 
-fn forward(
-    node: &str,
-    data: Option<&Value>,
-    d: &Daemon,
-    json_out: bool,
-) -> Result<ExitCode, HostError> {
+fn forward(node: &str, data: Option<&Value>, d: &Daemon) -> Result<ForwardedReport, HostError> {
     let base = d.url.clone().unwrap_or_default();
     let base = base.trim_end_matches('/').to_string();
     let url = format!(
@@ -368,61 +428,23 @@ fn forward(
     })?;
     let status = resp.status().as_u16();
     let text = resp.body_mut().read_to_string().unwrap_or_default();
-    let v = json::parse_str(&text).ok();
     if status != 200 {
-        let msg = v
-            .as_ref()
-            .and_then(|v| v.get("error"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("the daemon answered HTTP {status}"));
+        let msg = serde_json::from_str::<ErrorReply>(&text)
+            .map(|e| e.error)
+            .unwrap_or_else(|_| format!("the daemon answered HTTP {status}"));
         return Err(HostError::new(ErrorKind::Internal, msg));
     }
-    let v = v.ok_or_else(|| HostError::internal("the daemon's answer is not JSON"))?;
-    let receipts = v
-        .get("receiptsAdded")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0) as u64;
-    let delivered = v.get("dataDelivered").and_then(|x| match x {
-        Value::Bool(b) => Some(*b),
-        _ => None,
-    });
-    if json_out {
-        let mut m = serde_json::Map::new();
-        m.insert("status".into(), "forwarded".into());
-        m.insert("ok".into(), true.into());
-        m.insert("daemon".into(), base.clone().into());
-        m.insert(
-            "reactor".into(),
-            v.get("reactor").map(Value::to_serde).unwrap_or_default(),
-        );
-        m.insert("triggered".into(), node.into());
-        m.insert("receiptsAdded".into(), receipts.into());
-        if let Some(dv) = data {
-            m.insert("data".into(), dv.to_serde());
-            m.insert("dataDelivered".into(), delivered.unwrap_or(false).into());
-        }
-        output::print_json(&serde_json::Value::Object(m))?;
-    } else {
-        let mut r = Report::new("trigger");
-        r.field(
-            "forwarded",
-            format!("{base} (reactor serve, pid {})", d.pid),
-        );
-        r.field("triggered", node);
-        if let Some(dv) = data {
-            r.field("payload", payload_line(dv));
-            r.field(
-                "data",
-                if delivered == Some(true) {
-                    "delivered"
-                } else {
-                    "not delivered (a duplicate, or not a gateway)"
-                },
-            );
-        }
-        r.field("receipts", receipts.to_string());
-        output::write_stdout(&r.finish())?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let reply: TriggerReply = serde_json::from_str(&text)
+        .map_err(|_| HostError::internal("the daemon's answer is not JSON"))?;
+    Ok(ForwardedReport {
+        status: "forwarded",
+        ok: true,
+        daemon: base,
+        reactor: reply.reactor,
+        triggered: node.to_string(),
+        receipts_added: reply.receipts_added,
+        data_delivered: data.map(|_| reply.data_delivered.unwrap_or(false)),
+        data: data.cloned(),
+        pid: d.pid,
+    })
 }

@@ -17,7 +17,7 @@ pub const MAX_YAML_BYTES: usize = 1024 * 1024;
 
 /// A 1-based line and column (characters), as the YAML library reports them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pos {
+pub(crate) struct Pos {
     /// 1-based line.
     pub line: u64,
     /// 1-based column (characters).
@@ -26,7 +26,7 @@ pub struct Pos {
 
 /// The value of a node. Integers keep their YAML integer type; floats are finite.
 #[derive(Clone, Debug, PartialEq)]
-pub enum YamlValue {
+pub(crate) enum YamlValue {
     /// `null`, `~` or an empty value.
     Null,
     /// `true` / `false` (YAML 1.2 core schema).
@@ -47,7 +47,7 @@ pub enum YamlValue {
 
 /// A node and where it is referenced in the document.
 #[derive(Clone, Debug, PartialEq)]
-pub struct YamlNode {
+pub(crate) struct YamlNode {
     /// The value.
     pub value: YamlValue,
     /// Where the node is used (for an alias: the alias).
@@ -59,7 +59,7 @@ pub struct YamlNode {
 
 impl YamlNode {
     /// The string, when the node is one.
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match &self.value {
             YamlValue::Str(s) => Some(s),
             _ => None,
@@ -73,7 +73,7 @@ impl YamlNode {
 
     /// A short description of the node's type and value for error messages
     /// (`a mapping`, `a list`, `a number (5)`, `a string ('x')`, `a boolean (true)`, `null`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.value {
             YamlValue::Null => "null".to_string(),
             YamlValue::Bool(b) => format!("a boolean ({b})"),
@@ -279,7 +279,7 @@ fn tag_spelling(tag: &str) -> String {
 /// sequences arrays, integers and finite floats numbers, booleans and null map directly.
 /// Errors name the offending node: a non-string key. (Tags and non-finite numbers were refused
 /// by [`parse_document`].)
-pub fn to_json(node: &YamlNode) -> Result<crate::format::json::Value, (Pos, String)> {
+pub(crate) fn to_json(node: &YamlNode) -> Result<crate::format::json::Value, (Pos, String)> {
     use crate::format::json::{Object, Value};
     Ok(match &node.value {
         YamlValue::Null => Value::Null,

@@ -6,10 +6,14 @@
 //!   applies the loopback `Host` check, adds `x-content-type-options: nosniff` and
 //!   `cache-control`, answers matching `If-None-Match` with 304, streams server-sent events and
 //!   shuts down gracefully within a bounded time.
-//! - The server also supervises tiny_http's accept loop (restart with backoff after `EMFILE`),
-//!   sets a receive/send timeout on every connection ([`DEFAULT_IO_TIMEOUT`], 30 s), raises the
-//!   soft open-file limit, refuses heads with bad RFC 9112 framing (400/501) and closes the
-//!   connection after every refusal, so that nothing after a refused head is ever handled.
+//! - A gate in front of tiny_http accepts every connection itself (pausing with backoff after
+//!   `EMFILE`, so the listener never dies), sets a receive/send timeout on it
+//!   ([`DEFAULT_IO_TIMEOUT`], 30 s), reads every request head with a size bound
+//!   ([`MAX_HEAD_BYTES`], 64 KiB → 431) and refuses anything but well-formed HTTP/1.0 and 1.1
+//!   (505 for `HTTP/2.0`), heads with bad RFC 9112 framing (400/501) and unknown `Expect`s
+//!   (417), closing the connection after every refusal, so that nothing after a refused head is
+//!   ever handled. tiny_http listens on a private socket only the gate reaches. The soft
+//!   open-file limit is raised at start.
 //! - [`Router`] maps exact paths, pattern routes with path parameters (`/nodes/{node}`,
 //!   decoded segments) and prefixes (with the remainder captured) to handlers, answers 405 with
 //!   `allow` (one policy for every route), checks an optional bearer token (with public routes)
@@ -40,9 +44,15 @@
 mod assets;
 mod codec;
 mod conn;
+mod dispatch;
 mod framing;
+mod gate;
+mod head;
+mod instances;
+mod internal;
 mod policy;
 mod request;
+mod respond;
 mod response;
 mod router;
 mod server;
@@ -54,6 +64,7 @@ pub use codec::{
     DecodeError, Query, decode_path_segments, form_decode, percent_decode, split_target,
 };
 pub use conn::{DEFAULT_IO_TIMEOUT, IO_TIMEOUT_ENV, io_timeout_from_env, raise_open_file_limit};
+pub use head::{MAX_HEAD_BYTES, MAX_HEADER_FIELDS};
 pub use policy::{AuthExemption, BearerAuth, HostAllowList, is_loopback_host};
 pub use request::{BodyError, DEFAULT_BODY_LIMIT, Request};
 pub use response::{

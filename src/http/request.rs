@@ -7,10 +7,13 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::codec::{DecodeError, Query, percent_decode, split_target};
+use super::gate::Conn;
+use super::head::{TAG_HEADER, Tag};
 use super::response::Response;
 
 /// The default request-body limit: 1 MiB = 1,048,576 bytes (VIEWER.md §6.1, HOST.md §10.1).
@@ -74,8 +77,13 @@ pub struct Request {
     params: Vec<(String, String)>,
     body_limit: u64,
     declared_length: Option<u64>,
+    chunked: bool,
     body: BodyState,
     consumed: u64,
+    /// The gate's tag (connection id, request number) and, once the dispatcher found it, the
+    /// connection.
+    tag: Option<Tag>,
+    conn: Option<Arc<Conn>>,
 }
 
 impl std::fmt::Debug for Request {
@@ -89,23 +97,38 @@ impl std::fmt::Debug for Request {
 }
 
 impl Request {
+    /// A request as tiny_http parsed it from a head the gate passed on: the gate's tag field is
+    /// removed from the headers and gives the client's address and, for a `Content-Length` the
+    /// gate capped, the declared length.
     pub(crate) fn from_tiny(rq: tiny_http::Request, body_limit: u64) -> Request {
         let method = rq.method().as_str().to_owned();
         let target = rq.url().to_owned();
-        let headers = rq
-            .headers()
-            .iter()
-            .map(|h| {
-                (
-                    h.field.as_str().as_str().to_owned(),
-                    h.value.as_str().to_owned(),
-                )
-            })
-            .collect();
-        let remote_addr = rq.remote_addr().copied();
+        let mut tag = None;
+        let mut headers = Vec::with_capacity(rq.headers().len());
+        for h in rq.headers() {
+            let name = h.field.as_str().as_str();
+            if name.eq_ignore_ascii_case(TAG_HEADER) {
+                tag = Tag::parse(h.value.as_str());
+            } else {
+                headers.push((name.to_owned(), h.value.as_str().to_owned()));
+            }
+        }
+        let remote_addr = tag.map(|t| t.peer).or_else(|| rq.remote_addr().copied());
         let version = rq.http_version();
         let http_version = (version.0, version.1);
-        let declared_length = rq.body_length().map(|n| n as u64);
+        let declared_length = tag
+            .and_then(|t| t.declared)
+            .or_else(|| rq.body_length().map(|n| n as u64));
+        let chunked = headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"));
+        if let Some(declared) = tag.and_then(|t| t.declared) {
+            for (n, v) in &mut headers {
+                if n.eq_ignore_ascii_case("content-length") {
+                    *v = declared.to_string();
+                }
+            }
+        }
         let path_len = split_target(&target).0.len();
         Request {
             source: Source::Tiny(Box::new(rq)),
@@ -119,8 +142,11 @@ impl Request {
             params: Vec::new(),
             body_limit,
             declared_length,
+            chunked,
             body: BodyState::Unread,
             consumed: 0,
+            tag,
+            conn: None,
         }
     }
 
@@ -154,8 +180,11 @@ impl Request {
             params: Vec::new(),
             body_limit: DEFAULT_BODY_LIMIT,
             declared_length,
+            chunked: false,
             body: BodyState::Unread,
             consumed: 0,
+            tag: None,
+            conn: None,
         }
     }
 
@@ -328,6 +357,67 @@ impl Request {
             .saturating_sub(self.consumed)
     }
 
+    /// Whether a chunked body was not read to its end (unread, or refused as too large): its
+    /// rest would be taken for the next request, so the connection must close.
+    pub(crate) fn chunked_unfinished(&self) -> bool {
+        self.chunked
+            && matches!(
+                self.body,
+                BodyState::Unread | BodyState::Failed(BodyError::TooLarge { .. })
+            )
+    }
+
+    /// The gate connection id from the tag, if any.
+    pub(crate) fn gate_conn_id(&self) -> Option<u64> {
+        self.tag.map(|t| t.conn)
+    }
+
+    /// Attaches the gate connection this request came from.
+    pub(crate) fn attach(&mut self, conn: Option<Arc<Conn>>) {
+        self.conn = conn;
+    }
+
+    /// The gate connection this request came from.
+    pub(crate) fn conn(&self) -> Option<&Arc<Conn>> {
+        self.conn.as_ref()
+    }
+
+    /// Reads what is left of a chunked body that was not read to its end, after the connection's
+    /// input was closed (so the rest is only what the gate passed on before, at most
+    /// [`super::MAX_DRAIN_BYTES`] is read). tiny_http would otherwise parse it as a request
+    /// head and answer it. Sends `100 Continue` first if the client asked for it.
+    pub(crate) fn drain_chunked_rest(&mut self) {
+        if !self.chunked_unfinished() || self.conn.is_none() {
+            return;
+        }
+        let Source::Tiny(rq) = &mut self.source else {
+            return;
+        };
+        let reader = rq.as_reader();
+        let mut chunk = [0u8; 8192];
+        let mut total = 0u64;
+        while total < super::MAX_DRAIN_BYTES {
+            match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Whether the body ended before its end: fewer bytes than the declared `Content-Length`,
+    /// or a chunked body the gate could not pass on to its last chunk (tiny_http reports either
+    /// as a plain end of input).
+    fn ended_early(&self) -> bool {
+        let short = self.declared_length.is_some_and(|d| self.consumed < d);
+        let cut = match (&self.conn, self.tag) {
+            (Some(conn), Some(tag)) => conn.body_cut(tag.seq),
+            _ => false,
+        };
+        short || cut
+    }
+
     fn read_limited(&mut self) -> Result<Vec<u8>, BodyError> {
         let limit = self.body_limit;
         if let Some(declared) = self.declared_length
@@ -354,6 +444,11 @@ impl Request {
                 return Err(BodyError::TooLarge { limit });
             }
             out.extend_from_slice(&chunk[..n]);
+        }
+        if self.ended_early() {
+            return Err(BodyError::Io(
+                "the connection ended before the end of the body".to_owned(),
+            ));
         }
         Ok(out)
     }

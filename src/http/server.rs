@@ -1,6 +1,5 @@
-//! The server: binding, listener supervision, the dispatcher and worker pool, the busy limit,
-//! framing checks, response writing (standard headers, ETag/304, SSE hand-off, closing a
-//! connection after a refusal) and graceful shutdown.
+//! The server: binding, the public API ([`Server`], [`ServerHandle`]), the threads it starts
+//! and graceful shutdown.
 //!
 //! Sources: VIEWER.md §2.10 (bind errors; shutdown within 1 s even with open event streams),
 //! §6.1 (64 concurrent requests → 503 `{"error":"busy"}`, `Host` check, `nosniff`,
@@ -8,83 +7,49 @@
 //! the daemon), ARCHITECTURE.md (tiny_http: stream SSE through the request's writer, stop with
 //! `unblock()`, bound request bodies ourselves), issue 7 §1 (no leak, no wedge, strict framing).
 //!
-//! ## Threads
-//! tiny_http accepts connections and parses request heads on its own threads (one per
-//! connection). A forwarder thread per tiny_http instance passes parsed requests to one
-//! dispatcher thread, which applies the framing checks and hands each request to a worker;
-//! workers are spawned on demand up to [`ServerConfig::max_in_flight`] and kept, so every
-//! admitted request runs at once. A request arriving while `max_in_flight` requests are being
-//! handled, or refused for its framing, is answered by a small separate pool, so the dispatcher
-//! never blocks on a socket. An event stream gets its own thread once its head is written; it
-//! does not count as an in-flight request (the hub caps streams instead).
-//!
-//! ## The listener never dies
-//! tiny_http 0.12 ends its accept loop on the first `accept()` error (tiny-http issue #283), for
-//! example `EMFILE` when the process runs out of descriptors, and closes its copy of the
-//! listening socket. The server keeps its own copy and a supervisor thread: when an instance
-//! reports the accept error, the supervisor starts a new tiny_http instance on a fresh clone of
-//! the socket after a backoff of 5 ms doubling to 1 s (as Go's net/http does), logging one line
-//! to stderr per episode; connections never accepted wait in the kernel's backlog meanwhile. The
-//! old instance keeps delivering requests from its open connections until it has been idle for
-//! twice the I/O timeout. The soft `RLIMIT_NOFILE` is raised to the hard limit at start.
+//! ## Threads and where each concern lives
+//! - `gate.rs`: the server's own accept loop on the public socket (pausing with backoff after an
+//!   `accept()` error such as `EMFILE`, so the listener never dies) and, per connection, a
+//!   reader that reads and checks every request head with bounds and timeouts (`head.rs`,
+//!   `framing.rs`) and passes it on, and a writer that copies the responses back.
+//! - `instances.rs`: tiny_http, listening on a private socket (`internal.rs`) that only the gate
+//!   reaches, parses the passed-on heads and bodies; a supervisor restarts it after an accept
+//!   error, and forwarder threads pass its requests to the dispatcher.
+//! - `dispatch.rs`: the dispatcher and worker pools (the in-flight limit, 503 `busy`).
+//! - `respond.rs`: writing responses, event-stream hand-off, closing after a refusal.
 //!
 //! ## No connection outlives its use
-//! The listening socket carries `SO_RCVTIMEO` and `SO_SNDTIMEO` ([`ServerConfig::io_timeout`],
-//! 30 s by default), which Linux copies to every accepted connection: a head or body that
-//! stalls, an idle keep-alive connection, and an event-stream client that stops reading are
-//! closed when a read or write makes no progress for that long. `accept()` honours the
-//! listener's `SO_RCVTIMEO` too, so a tiny_http instance that sees no connection for that long
-//! ends its accept loop with `EAGAIN`; the supervisor starts the next instance at once, without
-//! backoff or log (an idle server thus renews its accept thread every 30 s).
+//! Every connection gets `SO_RCVTIMEO` and `SO_SNDTIMEO` ([`ServerConfig::io_timeout`], 30 s by
+//! default): a head must be complete within that time of the moment the gate started waiting
+//! for it (which also closes an idle keep-alive connection), a body that stalls for that long is
+//! cut (the request gets 400), and a client that stops reading an event stream or a response is
+//! dropped when a write waits that long. The soft `RLIMIT_NOFILE` is raised to the hard limit at
+//! start.
 //!
-//! Not bounded by any of this (inside tiny_http 0.12, out of reach without patching it): the
-//! request-head size (a head is buffered whole; peak memory is about twice its size), and an
-//! `HTTP/2.0` request line, which deadlocks its connection thread for good (tiny_http writes its
-//! 505 through the next sequential writer while the request holding the previous one is alive).
-//!
-//! ## Framing and closing
-//! Before routing, the dispatcher checks each head against RFC 9112 (see `framing.rs`): a
-//! refused head gets 400 or 501 with `connection: close`. Every response that carries
-//! `connection: close` (refusals, 413s, a body that could not be read, an unread declared body
-//! over the body limit) closes its connection: the server writes the response at once directly
-//! on the socket, ends its output, discards what the client still sends for at most 2 s
-//! (lingering close, so that a client still sending its body reads the response instead of a
-//! reset) and stops reading. Requests tiny_http parses from such a connection are never routed.
-//! (A response written this way does not wait for an earlier pipelined response on the same
-//! connection still being written; only a client that pipelines behind a request it then
-//! oversizes can see them interleaved.) Requests are never
-//! abandoned: see `conn.rs` for how a request with an absurd unread `Content-Length` is let go
-//! (tiny_http would allocate the whole declared length to discard it).
-//!
-//! tiny_http also drops any `connection` header an application sets; responses carrying one
-//! are written by hand through the request's writer instead.
+//! What stays unbounded: the number of connections (each costs threads and descriptors, see
+//! `gate.rs`), and tiny_http's own queues.
 
-use std::collections::HashMap;
-use std::io::Write;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::conn::{ClientSocket, Disposal, Half, disposal, dispose};
-use super::framing;
+use super::dispatch::{Gauge, dispatch_loop};
+use super::gate::Gate;
+use super::instances::{start_tiny, supervise};
+use super::internal::Internal;
 use super::policy::HostAllowList;
-use super::request::{DEFAULT_BODY_LIMIT, Request, Source};
-use super::response::{Body, Response, if_none_match_matches};
+use super::request::DEFAULT_BODY_LIMIT;
 use super::router::Router;
-use super::sse::{SseSubscription, pump};
 
-/// The largest unread declared request body that is always safe to let tiny_http discard
-/// (64 MiB; larger ones are handled as `conn.rs` describes). It is also the ceiling of
-/// [`ServerConfig::body_limit`].
+/// The ceiling of [`ServerConfig::body_limit`] (64 MiB), and the largest `Content-Length` the
+/// gate passes on to tiny_http as declared: a larger one (always over the body limit) reaches
+/// tiny_http as 64 MiB + 1, since tiny_http discards an unread body by allocating its whole
+/// declared length.
 pub const MAX_DRAIN_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Threads answering 503s while the workers are saturated.
-const REJECT_THREADS: usize = 4;
 
 /// Settings of a [`Server`].
 #[derive(Debug, Clone)]
@@ -109,9 +74,10 @@ pub struct ServerConfig {
     /// `cache-control` added to every response that does not set its own; `None` adds none.
     /// Default `Some("no-cache")` (VIEWER.md §6.1). Event streams always send `no-cache`.
     pub cache_control: Option<String>,
-    /// The receive and send timeout of every connection (`SO_RCVTIMEO`/`SO_SNDTIMEO` on the
-    /// listening socket): a read or write making no progress for this long closes the
-    /// connection. Default [`super::DEFAULT_IO_TIMEOUT`] (30 s), or the milliseconds in
+    /// The receive and send timeout of every connection (`SO_RCVTIMEO`/`SO_SNDTIMEO`, set on
+    /// each accepted socket): a request head must be complete within this long of the moment
+    /// the server starts waiting for it (an idle keep-alive connection is closed then), and a
+    /// body read or a write making no progress for this long ends the connection. Default [`super::DEFAULT_IO_TIMEOUT`] (30 s), or the milliseconds in
     /// `REACTOR_HTTP_IO_TIMEOUT_MS` when set (for tests). Values below 100 ms are treated as
     /// 100 ms.
     pub io_timeout: Duration,
@@ -183,171 +149,24 @@ impl ShutdownReport {
     }
 }
 
-/// A counter that can be waited on until it reaches zero.
-struct Gauge {
-    n: Mutex<usize>,
-    zero: Condvar,
-}
-
-impl Gauge {
-    fn new() -> Gauge {
-        Gauge {
-            n: Mutex::new(0),
-            zero: Condvar::new(),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, usize> {
-        self.n.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn try_inc(&self, max: usize) -> bool {
-        let mut n = self.lock();
-        if *n >= max {
-            return false;
-        }
-        *n += 1;
-        true
-    }
-
-    fn inc(&self) {
-        *self.lock() += 1;
-    }
-
-    fn dec(&self) {
-        let mut n = self.lock();
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            self.zero.notify_all();
-        }
-    }
-
-    fn get(&self) -> usize {
-        *self.lock()
-    }
-
-    fn wait_zero(&self, deadline: Instant) -> usize {
-        let mut n = self.lock();
-        while *n > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            n = match self.zero.wait_timeout(n, deadline - now) {
-                Ok((guard, _)) => guard,
-                Err(p) => p.into_inner().0,
-            };
-        }
-        *n
-    }
-}
-
-/// Decrements a gauge when dropped (also on unwinding).
-struct GaugeGuard {
-    shared: Arc<Shared>,
-    stream: bool,
-}
-
-impl Drop for GaugeGuard {
-    fn drop(&mut self) {
-        if self.stream {
-            self.shared.streams.dec();
-        } else {
-            self.shared.in_flight.dec();
-        }
-    }
-}
-
-struct Shared {
-    router: Router,
-    max_in_flight: usize,
-    body_limit: u64,
-    cache_control: Option<String>,
-    host_allow: Option<HostAllowList>,
-    shutting_down: AtomicBool,
-    stop: Receiver<()>,
-    in_flight: Gauge,
-    streams: Gauge,
-    local_port: u16,
-    io_timeout: Duration,
-    /// Peers whose connection is being closed after a refusal, with the time of the refusal:
-    /// requests tiny_http still parses from them are never routed.
-    closing: Mutex<HashMap<SocketAddr, Instant>>,
-    /// Running tiny_http instances (the newest last); shutdown unblocks them all.
-    generations: Mutex<Vec<Arc<tiny_http::Server>>>,
-    parked: AtomicU64,
-    closed: AtomicU64,
-    restarts: AtomicU64,
-}
-
-impl Shared {
-    fn mark_closing(&self, peer: SocketAddr) {
-        let now = Instant::now();
-        let keep = self.io_timeout + Duration::from_secs(1);
-        let mut map = self.closing.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, at| now.duration_since(*at) < keep);
-        map.insert(peer, now);
-    }
-
-    fn is_closing(&self, peer: SocketAddr) -> bool {
-        let keep = self.io_timeout + Duration::from_secs(1);
-        let map = self.closing.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(&peer).is_some_and(|at| at.elapsed() < keep)
-    }
-}
-
-type Job = Box<dyn FnOnce() + Send + 'static>;
-
-/// Threads spawned on demand up to `max`, kept until the pool is dropped.
-struct Pool {
-    name: &'static str,
-    tx: Option<Sender<Job>>,
-    rx: Receiver<Job>,
-    spawned: usize,
-    max: usize,
-    pending: Arc<AtomicUsize>,
-}
-
-impl Pool {
-    fn new(name: &'static str, max: usize) -> Pool {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        Pool {
-            name,
-            tx: Some(tx),
-            rx,
-            spawned: 0,
-            max: max.max(1),
-            pending: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    fn submit(&mut self, job: Job) {
-        let pending = self.pending.fetch_add(1, Ordering::SeqCst);
-        if pending >= self.spawned && self.spawned < self.max {
-            let rx = self.rx.clone();
-            let counter = Arc::clone(&self.pending);
-            let spawned = std::thread::Builder::new()
-                .name(format!("{}-{}", self.name, self.spawned))
-                .spawn(move || {
-                    while let Ok(job) = rx.recv() {
-                        let _ = catch_unwind(AssertUnwindSafe(job));
-                        counter.fetch_sub(1, Ordering::SeqCst);
-                    }
-                });
-            if spawned.is_ok() {
-                self.spawned += 1;
-            }
-        }
-        if self.spawned == 0 {
-            // No thread could be created: degrade to running the job here.
-            let _ = catch_unwind(AssertUnwindSafe(job));
-            self.pending.fetch_sub(1, Ordering::SeqCst);
-            return;
-        }
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(job);
-        }
-    }
+pub(super) struct Shared {
+    pub(super) router: Router,
+    pub(super) max_in_flight: usize,
+    pub(super) body_limit: u64,
+    pub(super) cache_control: Option<String>,
+    pub(super) host_allow: Option<HostAllowList>,
+    pub(super) shutting_down: AtomicBool,
+    /// Disconnected when shutdown starts (wakes event streams and the supervisor).
+    pub(super) stop: Receiver<()>,
+    pub(super) in_flight: Gauge,
+    pub(super) streams: Gauge,
+    pub(super) io_timeout: Duration,
+    /// tiny_http instances still delivering requests (see `instances.rs`).
+    pub(super) generations: Mutex<Vec<Arc<tiny_http::Server>>>,
+    /// Restarts of tiny_http after an accept error on the private socket.
+    pub(super) restarts: AtomicU64,
+    pub(super) gate: Arc<Gate>,
+    pub(super) internal: Arc<Internal>,
 }
 
 /// The parts of a running server that shutdown takes apart.
@@ -452,9 +271,15 @@ impl Server {
         };
         let local_addr = listener.local_addr().map_err(io_error)?;
         let io_timeout = config.io_timeout.max(Duration::from_millis(100));
-        // Best effort: without the options, connections only lose their timeouts.
-        let _ = super::conn::configure_listener(&listener, io_timeout);
-        let first = start_tiny(&listener).map_err(io_error)?;
+        let internal = Arc::new(Internal::bind().map_err(io_error)?);
+        let first = start_tiny(&internal).map_err(io_error)?;
+        let gate = Gate::new(
+            listener,
+            io_timeout,
+            Arc::clone(&internal),
+            config.cache_control.clone(),
+        )
+        .map_err(io_error)?;
         let host_allow = (config.host_check && local_addr.ip().to_canonical().is_loopback())
             .then(|| HostAllowList::new(&config.host));
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
@@ -468,13 +293,11 @@ impl Server {
             stop: stop_rx,
             in_flight: Gauge::new(),
             streams: Gauge::new(),
-            local_port: local_addr.port(),
             io_timeout,
-            closing: Mutex::new(HashMap::new()),
             generations: Mutex::new(Vec::new()),
-            parked: AtomicU64::new(0),
-            closed: AtomicU64::new(0),
             restarts: AtomicU64::new(0),
+            gate: Arc::new(gate),
+            internal,
         });
         let (request_tx, request_rx) = crossbeam_channel::unbounded::<tiny_http::Request>();
         let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(1);
@@ -491,8 +314,16 @@ impl Server {
         {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
-                .name("http-listener".to_owned())
-                .spawn(move || supervise(&shared, listener, local_addr, first, request_tx))
+                .name("http-supervise".to_owned())
+                .spawn(move || supervise(&shared, first, request_tx))
+                .map_err(io_error)?;
+        }
+        {
+            let gate = Arc::clone(&shared.gate);
+            let stop = shared.stop.clone();
+            std::thread::Builder::new()
+                .name("http-accept".to_owned())
+                .spawn(move || gate.accept_loop(&stop))
                 .map_err(io_error)?;
         }
         Ok(Server {
@@ -535,18 +366,14 @@ impl Server {
         self.handle.event_streams()
     }
 
-    /// Requests kept for the life of the process because tiny_http 0.12 cannot let them go
-    /// (an unread declared body larger than the machine can reserve; see `conn.rs`).
-    pub fn parked_requests(&self) -> u64 {
-        self.handle.parked_requests()
-    }
-
-    /// Connections the server closed after its response (refusals, 413s, unreadable bodies).
+    /// Connections the server closed after its response (refusals of a head, 413s, unreadable
+    /// bodies).
     pub fn closed_connections(&self) -> u64 {
         self.handle.closed_connections()
     }
 
-    /// How many times the listener was restarted after an accept error.
+    /// How many times accepting connections failed and was retried after a backoff pause: on
+    /// the public socket (the gate's accept loop) or on the private one (a tiny_http restart).
     pub fn listener_restarts(&self) -> u64 {
         self.handle.listener_restarts()
     }
@@ -584,19 +411,15 @@ impl ServerHandle {
         self.shared.streams.get()
     }
 
-    /// See [`Server::parked_requests`].
-    pub fn parked_requests(&self) -> u64 {
-        self.shared.parked.load(Ordering::Relaxed)
-    }
-
     /// See [`Server::closed_connections`].
     pub fn closed_connections(&self) -> u64 {
-        self.shared.closed.load(Ordering::Relaxed)
+        self.shared.gate.closed.load(Ordering::Relaxed)
     }
 
     /// See [`Server::listener_restarts`].
     pub fn listener_restarts(&self) -> u64 {
         self.shared.restarts.load(Ordering::Relaxed)
+            + self.shared.gate.accept_pauses.load(Ordering::Relaxed)
     }
 
     /// Whether shutdown has started.
@@ -620,6 +443,7 @@ impl ServerHandle {
         self.shared.shutting_down.store(true, Ordering::SeqCst);
         // Disconnecting the stop channel wakes every event stream and the supervisor at once.
         drop(control.stop.take());
+        self.shared.gate.stop();
         for tiny in self
             .shared
             .generations
@@ -636,6 +460,8 @@ impl ServerHandle {
         }
         let cut_off_requests = self.shared.in_flight.wait_zero(deadline);
         let cut_off_streams = self.shared.streams.wait_zero(deadline);
+        // tiny_http's accept loop ends; connections already passed on keep working.
+        self.shared.internal.shutdown();
         let report = ShutdownReport {
             elapsed: started.elapsed(),
             cut_off_requests,
@@ -646,620 +472,9 @@ impl ServerHandle {
     }
 }
 
-/// Starts a tiny_http instance on a clone of `listener` (tiny_http closes its copy when its
-/// accept loop ends). tiny_http panics when it cannot spawn its accept thread; that is an error.
-fn start_tiny(listener: &TcpListener) -> std::io::Result<Arc<tiny_http::Server>> {
-    let clone = listener.try_clone()?;
-    match catch_unwind(AssertUnwindSafe(|| {
-        tiny_http::Server::from_listener(clone, None)
-    })) {
-        Ok(Ok(tiny)) => Ok(Arc::new(tiny)),
-        Ok(Err(e)) => Err(std::io::Error::other(e.to_string())),
-        Err(_) => Err(std::io::Error::other("cannot start the accept thread")),
-    }
-}
-
-const BACKOFF_FIRST: Duration = Duration::from_millis(5);
-const BACKOFF_MAX: Duration = Duration::from_secs(1);
-
-/// One tiny_http instance and whether its accept loop has ended.
-struct Generation {
-    tiny: Arc<tiny_http::Server>,
-    dead: AtomicBool,
-}
-
-/// Keeps a tiny_http instance accepting on `listener` until shutdown (see the module docs).
-///
-/// tiny_http's accept loop ends in two ways: it reports the `accept()` error through its queue
-/// (the forwarder passes it on), or its thread panics when it cannot duplicate an accepted socket
-/// under `EMFILE` (seen through the panic hook's count, [`super::conn::tiny_panics`]).
-fn supervise(
-    shared: &Arc<Shared>,
-    listener: TcpListener,
-    local_addr: SocketAddr,
-    first: Arc<tiny_http::Server>,
-    requests: Sender<tiny_http::Request>,
-) {
-    let (failed_tx, failed_rx) = crossbeam_channel::unbounded::<std::io::Error>();
-    let mut next = Some(first);
-    let mut current: Option<Arc<Generation>> = None;
-    let mut backoff = BACKOFF_FIRST;
-    let mut episode = false;
-    let mut last_failure = Instant::now();
-    let mut panics_seen = super::conn::tiny_panics();
-    loop {
-        if let Some(tiny) = next.take() {
-            let registered = {
-                let mut generations = shared.generations.lock().unwrap_or_else(|p| p.into_inner());
-                if shared.shutting_down.load(Ordering::SeqCst) {
-                    false
-                } else {
-                    generations.push(Arc::clone(&tiny));
-                    true
-                }
-            };
-            if !registered {
-                return;
-            }
-            let generation = Arc::new(Generation {
-                tiny,
-                dead: AtomicBool::new(false),
-            });
-            let forwarder = {
-                let shared = Arc::clone(shared);
-                let requests = requests.clone();
-                let failed = failed_tx.clone();
-                let generation = Arc::clone(&generation);
-                std::thread::Builder::new()
-                    .name("http-forward".to_owned())
-                    .spawn(move || forward(&shared, &generation, &requests, &failed))
-            };
-            if forwarder.is_err() {
-                // Without a forwarder nobody would answer this instance's requests.
-                generation.tiny.unblock();
-                retire(shared, &generation.tiny);
-                let _ = failed_tx.send(std::io::Error::other("cannot spawn a thread"));
-            }
-            current = Some(generation);
-        }
-        // Wait for an accept error, a panicked accept thread, or shutdown; a quiet second
-        // ends an episode.
-        let error = crossbeam_channel::select! {
-            recv(failed_rx) -> e => e.ok(),
-            recv(shared.stop) -> _ => return,
-            default(Duration::from_millis(20)) => {
-                let panics = super::conn::tiny_panics();
-                if panics != panics_seen {
-                    panics_seen = panics;
-                    if let Some(g) = &current {
-                        g.dead.store(true, Ordering::SeqCst);
-                    }
-                    Some(std::io::Error::other(
-                        "tiny_http's accept thread panicked: cannot duplicate a socket (out of descriptors)",
-                    ))
-                } else {
-                    if episode && last_failure.elapsed() >= BACKOFF_MAX + backoff {
-                        backoff = BACKOFF_FIRST;
-                        episode = false;
-                    }
-                    continue;
-                }
-            }
-        };
-        let Some(error) = error else { return };
-        if matches!(
-            error.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ) {
-            // Not a failure: `accept()` honours the listener's SO_RCVTIMEO, so an instance that
-            // saw no connection for the I/O timeout ends its accept loop. Start the next one at
-            // once (connections wait in the backlog meanwhile).
-            match start_tiny(&listener) {
-                Ok(tiny) => next = Some(tiny),
-                Err(e) => {
-                    let _ = failed_tx.send(e);
-                }
-            }
-            continue;
-        }
-        last_failure = Instant::now();
-        if !episode {
-            episode = true;
-            super::conn::log_line(&format!(
-                "reactor: http: accepting connections on {local_addr} failed ({error}); \
-                 restarting the listener with backoff (5 ms doubling to 1 s)"
-            ));
-        }
-        loop {
-            crossbeam_channel::select! {
-                recv(shared.stop) -> _ => return,
-                default(backoff) => {}
-            }
-            backoff = (backoff * 2).min(BACKOFF_MAX);
-            match start_tiny(&listener) {
-                Ok(tiny) => {
-                    shared.restarts.fetch_add(1, Ordering::Relaxed);
-                    next = Some(tiny);
-                    break;
-                }
-                // EMFILE again (the clone needs a descriptor): keep backing off.
-                Err(_) => continue,
-            }
-        }
-    }
-}
-
-fn retire(shared: &Shared, tiny: &Arc<tiny_http::Server>) {
-    shared
-        .generations
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .retain(|t| !Arc::ptr_eq(t, tiny));
-}
-
-/// Passes the requests of one tiny_http instance to the dispatcher. After the instance's accept
-/// loop ended (its error is reported once on `failed`), keeps passing requests from its open
-/// connections until none has arrived for twice the I/O timeout.
-fn forward(
-    shared: &Arc<Shared>,
-    generation: &Generation,
-    requests: &Sender<tiny_http::Request>,
-    failed: &Sender<std::io::Error>,
-) {
-    let tiny = &generation.tiny;
-    let poll = Duration::from_millis(250);
-    let idle_limit = shared.io_timeout * 2;
-    let mut last_request = Instant::now();
-    loop {
-        if shared.shutting_down.load(Ordering::SeqCst) {
-            // Pass on what is queued (answered 503 by the dispatcher), then stop.
-            while let Ok(Some(rq)) = tiny.try_recv() {
-                let _ = requests.send(rq);
-            }
-            break;
-        }
-        match tiny.recv_timeout(poll) {
-            Ok(Some(rq)) => {
-                last_request = Instant::now();
-                if requests.send(rq).is_err() {
-                    break;
-                }
-            }
-            Ok(None) => {
-                if generation.dead.load(Ordering::SeqCst) && last_request.elapsed() >= idle_limit {
-                    break;
-                }
-            }
-            // `unblock()` during shutdown, handled at the top of the loop.
-            Err(_) if shared.shutting_down.load(Ordering::SeqCst) => {}
-            Err(e) => {
-                // The accept loop has ended (tiny-http issue #283).
-                if !generation.dead.swap(true, Ordering::SeqCst) {
-                    last_request = Instant::now();
-                    let _ = failed.send(e);
-                }
-            }
-        }
-    }
-    retire(shared, tiny);
-}
-
-fn dispatch_loop(shared: &Arc<Shared>, incoming: &Receiver<tiny_http::Request>) {
-    let mut workers = Pool::new("http-worker", shared.max_in_flight);
-    let mut rejecters = Pool::new("http-reject", REJECT_THREADS);
-    while let Ok(rq) = incoming.recv() {
-        let request = Request::from_tiny(rq, shared.body_limit);
-        let peer = request.remote_addr();
-        if peer.is_some_and(|p| shared.is_closing(p)) {
-            // Parsed from a connection being closed after a refusal: never routed, never
-            // answered (its output is already closed).
-            let shared = Arc::clone(shared);
-            rejecters.submit(Box::new(move || discard(&shared, request)));
-            continue;
-        }
-        if let Some(refusal) = framing::check(request.http_version(), request.headers()) {
-            // Marked here, before the next request of this connection is dispatched.
-            if let Some(p) = peer {
-                shared.mark_closing(p);
-            }
-            let shared = Arc::clone(shared);
-            rejecters.submit(Box::new(move || {
-                let response = Response::error(refusal.status, refusal.message)
-                    .with_header("connection", "close");
-                send(&shared, request, response);
-            }));
-            continue;
-        }
-        if shared.shutting_down.load(Ordering::SeqCst) {
-            let shared = Arc::clone(shared);
-            rejecters.submit(Box::new(move || {
-                send(&shared, request, Response::error(503, "shutting down"));
-            }));
-            continue;
-        }
-        if shared.in_flight.try_inc(shared.max_in_flight) {
-            let shared = Arc::clone(shared);
-            workers.submit(Box::new(move || {
-                let _guard = GaugeGuard {
-                    shared: Arc::clone(&shared),
-                    stream: false,
-                };
-                handle(&shared, request);
-            }));
-        } else {
-            let shared = Arc::clone(shared);
-            rejecters.submit(Box::new(move || send(&shared, request, Response::busy())));
-        }
-    }
-}
-
-/// Lets a request go without routing or answering it (tiny_http's own 500 meets the closed
-/// output of a connection being closed).
-fn discard(shared: &Shared, mut request: Request) {
-    let how = disposal(request.unread_declared());
-    if how == Disposal::Park {
-        shared.parked.fetch_add(1, Ordering::Relaxed);
-    }
-    if let Source::Tiny(rq) = std::mem::replace(&mut request.source, Source::Taken) {
-        dispose(*rq, how);
-    }
-}
-
-fn handle(shared: &Arc<Shared>, mut request: Request) {
-    let denied = shared
-        .host_allow
-        .as_ref()
-        .and_then(|allow| allow.check(&request));
-    let response = match denied {
-        Some(resp) => resp,
-        None => catch_unwind(AssertUnwindSafe(|| shared.router.dispatch(&mut request)))
-            .unwrap_or_else(|_| Response::error(500, "internal error")),
-    };
-    send(shared, request, response);
-}
-
-fn header_is_sendable(name: &str, value: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-        && value
-            .bytes()
-            .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
-}
-
-fn tiny_headers(headers: &[(String, String)]) -> Vec<tiny_http::Header> {
-    headers
-        .iter()
-        .filter(|(n, v)| header_is_sendable(n, v))
-        .filter_map(|(n, v)| tiny_http::Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
-        .collect()
-}
-
-fn set_if_absent(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
-    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
-        headers.push((name.to_owned(), value.to_owned()));
-    }
-}
-
-fn force(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
-    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-    headers.push((name.to_owned(), value.to_owned()));
-}
-
-/// Writes `response` for `request`: standard headers, ETag/304, SSE hand-off, and closing the
-/// connection when the response says `connection: close` or the request's body makes the rest of
-/// the connection unusable (see the module docs).
-fn send(shared: &Arc<Shared>, mut request: Request, response: Response) {
-    let unread = request.unread_declared();
-    let close = response
-        .header("connection")
-        .is_some_and(|v| v.eq_ignore_ascii_case("close"))
-        || unread > shared.body_limit
-        || request.body_failed();
-    let response = if close && response.is_event_stream() {
-        Response::payload_too_large(shared.body_limit)
-    } else {
-        response
-    };
-    let is_head = request.method() == "HEAD";
-    let version = request.http_version();
-    let if_none_match: Vec<String> = request
-        .header_values("if-none-match")
-        .map(str::to_owned)
-        .collect();
-    let rq = match std::mem::replace(&mut request.source, Source::Taken) {
-        Source::Tiny(rq) => *rq,
-        Source::Memory(_) | Source::Taken => return,
-    };
-    let (mut status, mut headers, body) = response.into_parts();
-    force(&mut headers, "x-content-type-options", "nosniff");
-    if let Some(cc) = &shared.cache_control {
-        set_if_absent(&mut headers, "cache-control", cc);
-    }
-    let bytes = match body {
-        Body::Bytes(bytes) => bytes,
-        Body::Sse {
-            subscription,
-            initial,
-        } => {
-            if shared.shutting_down.load(Ordering::SeqCst) {
-                status = 503;
-                force(&mut headers, "content-type", super::JSON_CONTENT_TYPE);
-                br#"{"error":"shutting down"}"#.to_vec()
-            } else if is_head {
-                for (n, v) in sse_headers() {
-                    force(&mut headers, n, v);
-                }
-                Vec::new()
-            } else {
-                start_stream(shared, rq, version, status, headers, subscription, initial);
-                return;
-            }
-        }
-    };
-    let not_modified = (200..300).contains(&status)
-        && !if_none_match.is_empty()
-        && headers
-            .iter()
-            .find(|(n, _)| n == "etag")
-            .is_some_and(|(_, tag)| if_none_match.iter().any(|h| if_none_match_matches(h, tag)));
-    if not_modified {
-        // 304 without a body; the content-length is the one a 200 would have had.
-        status = 304;
-        headers.retain(|(n, _)| n != "content-type");
-    }
-    let omit_body = is_head || not_modified;
-    if close {
-        force(&mut headers, "connection", "close");
-        close_after(
-            shared, rq, version, status, &headers, &bytes, omit_body, unread,
-        );
-        return;
-    }
-    if headers.iter().any(|(n, _)| n == "connection") {
-        // tiny_http drops a `connection` header set by the application; write such responses
-        // ourselves.
-        if let Some(mut out) = write_raw(
-            rq.into_writer(),
-            version,
-            status,
-            &headers,
-            &bytes,
-            omit_body,
-        ) {
-            let _ = out.flush();
-        }
-        return;
-    }
-    let tiny_response = if not_modified {
-        tiny_http::Response::new(
-            tiny_http::StatusCode(304),
-            tiny_headers(&headers),
-            std::io::Cursor::new(Vec::new()),
-            Some(bytes.len()),
-            None,
-        )
-        .with_chunked_threshold(usize::MAX)
-    } else {
-        let len = bytes.len();
-        tiny_http::Response::new(
-            tiny_http::StatusCode(status),
-            tiny_headers(&headers),
-            std::io::Cursor::new(bytes),
-            Some(len),
-            None,
-        )
-    };
-    let _ = rq.respond(tiny_response);
-}
-
-/// A response head written by hand: status line, the sendable headers, `content-length`.
-fn raw_head(version: (u8, u8), status: u16, headers: &[(String, String)], len: usize) -> String {
-    let reason = tiny_http::StatusCode(status).default_reason_phrase();
-    let minor = if version >= (1, 1) { 1 } else { 0 };
-    let mut head = format!("HTTP/1.{minor} {status} {reason}\r\n");
-    for (n, v) in headers
-        .iter()
-        .filter(|(n, v)| header_is_sendable(n, v) && n != "content-length")
-    {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str(&format!("content-length: {len}\r\n\r\n"));
-    head
-}
-
-/// Writes a complete response head and body by hand to `out`; returns the writer, or `None`
-/// when the connection failed.
-fn write_raw(
-    mut out: Box<dyn Write + Send>,
-    version: (u8, u8),
-    status: u16,
-    headers: &[(String, String)],
-    body: &[u8],
-    omit_body: bool,
-) -> Option<Box<dyn Write + Send>> {
-    let head = raw_head(version, status, headers, body.len());
-    out.write_all(head.as_bytes())
-        .and_then(|()| {
-            if omit_body {
-                Ok(())
-            } else {
-                out.write_all(body)
-            }
-        })
-        .and_then(|()| out.flush())
-        .ok()
-        .map(|()| out)
-}
-
-/// Writes the response and closes the connection; nothing after this request's head is ever
-/// parsed as another request (such requests are marked and refused by the dispatcher).
-///
-/// With a handle on the socket (Linux), the response goes out at once, written directly on the
-/// socket and followed by the end of output; tiny_http then discards what the client still sends
-/// of its body (lingering close, at most [`super::conn::LINGER`], after which the socket stops
-/// reading) and lets the connection go. Without a handle, tiny_http discards the body first (up
-/// to [`MAX_DRAIN_BYTES`], bounded by the I/O timeout) and the client is trusted to honour
-/// `connection: close`. A request whose unread body cannot be discarded at all is handled as
-/// `conn.rs` describes.
-#[allow(clippy::too_many_arguments)]
-fn close_after(
-    shared: &Arc<Shared>,
-    rq: tiny_http::Request,
-    version: (u8, u8),
-    status: u16,
-    headers: &[(String, String)],
-    body: &[u8],
-    omit_body: bool,
-    unread: u64,
-) {
-    let peer = rq.remote_addr().copied();
-    if let Some(p) = peer {
-        shared.mark_closing(p);
-    }
-    shared.closed.fetch_add(1, Ordering::Relaxed);
-    let how = disposal(unread);
-    if how == Disposal::Park {
-        shared.parked.fetch_add(1, Ordering::Relaxed);
-    }
-    if let Some(socket) = peer.and_then(|p| ClientSocket::find(shared.local_port, p)) {
-        let mut bytes = raw_head(version, status, headers, body.len()).into_bytes();
-        if !omit_body {
-            bytes.extend_from_slice(body);
-        }
-        let _ = socket.write_all(&bytes);
-        socket.shutdown(Half::Write);
-        if unread > MAX_DRAIN_BYTES {
-            // Nothing worth lingering for: stop reading now.
-            socket.shutdown(Half::Read);
-        } else {
-            socket.stop_reading_after_linger();
-        }
-        // tiny_http's own response to a dropped request (a 500) meets the closed output.
-        dispose(rq, how);
-        return;
-    }
-    if how == Disposal::Drop {
-        // `into_writer` drops the body reader (tiny_http discards the rest) before writing.
-        drop(write_raw(
-            rq.into_writer(),
-            version,
-            status,
-            headers,
-            body,
-            omit_body,
-        ));
-        return;
-    }
-    // The body reader must not be dropped by tiny_http's code paths: take the stream through
-    // the raw hand-off, which keeps the reader. tiny_http prints this head itself (adding
-    // `connection: upgrade` and `upgrade: none`, refusing `content-length`), so the body is
-    // delimited by the close.
-    let head = tiny_http::Response::new(
-        tiny_http::StatusCode(status),
-        tiny_headers(headers),
-        std::io::empty(),
-        Some(0),
-        None,
-    );
-    let mut stream = rq.upgrade("none", head);
-    let body = if omit_body { &[][..] } else { body };
-    let _ = stream.write_all(body).and_then(|()| stream.flush());
-    dispose(stream, how);
-}
-
-fn sse_headers() -> [(&'static str, &'static str); 4] {
-    [
-        ("content-type", "text/event-stream"),
-        ("cache-control", "no-cache"),
-        ("connection", "keep-alive"),
-        ("x-accel-buffering", "no"),
-    ]
-}
-
-fn start_stream(
-    shared: &Arc<Shared>,
-    rq: tiny_http::Request,
-    version: (u8, u8),
-    status: u16,
-    mut headers: Vec<(String, String)>,
-    subscription: SseSubscription,
-    initial: Vec<u8>,
-) {
-    for (n, v) in sse_headers() {
-        force(&mut headers, n, v);
-    }
-    headers.retain(|(n, _)| n != "content-length" && n != "transfer-encoding");
-    let chunked = version >= (1, 1);
-    if chunked {
-        headers.push(("transfer-encoding".into(), "chunked".into()));
-    }
-    let reason = tiny_http::StatusCode(status).default_reason_phrase();
-    let (major, minor) = if version >= (1, 1) { (1, 1) } else { (1, 0) };
-    let mut head = format!("HTTP/{major}.{minor} {status} {reason}\r\n");
-    for (n, v) in headers.iter().filter(|(n, v)| header_is_sendable(n, v)) {
-        head.push_str(n);
-        head.push_str(": ");
-        head.push_str(v);
-        head.push_str("\r\n");
-    }
-    head.push_str("\r\n");
-    let writer = rq.into_writer();
-    shared.streams.inc();
-    let guard = GaugeGuard {
-        shared: Arc::clone(shared),
-        stream: true,
-    };
-    let stop = shared.stop.clone();
-    let spawned = std::thread::Builder::new()
-        .name("http-sse".to_owned())
-        .spawn(move || {
-            let _guard = guard;
-            pump(
-                writer,
-                head.as_bytes(),
-                &initial,
-                subscription,
-                &stop,
-                chunked,
-            );
-        });
-    // On spawn failure the closure (writer, subscription, guard) is dropped: the stream closes
-    // and the gauge goes back down.
-    drop(spawned);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sendable_headers() {
-        assert!(header_is_sendable("etag", "\"b3-00\""));
-        assert!(header_is_sendable("x-a", "tab\there"));
-        assert!(!header_is_sendable("bad name", "x"));
-        assert!(!header_is_sendable("", "x"));
-        assert!(!header_is_sendable("x", "a\r\nset-cookie: y"));
-        assert!(!header_is_sendable("x", "é"));
-    }
-
-    #[test]
-    fn gauge_waits_and_times_out() {
-        let g = Arc::new(Gauge::new());
-        assert!(g.try_inc(1));
-        assert!(!g.try_inc(1));
-        let t0 = Instant::now();
-        assert_eq!(g.wait_zero(t0 + Duration::from_millis(50)), 1);
-        assert!(t0.elapsed() >= Duration::from_millis(50));
-        let g2 = Arc::clone(&g);
-        let h = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(30));
-            g2.dec();
-        });
-        assert_eq!(g.wait_zero(Instant::now() + Duration::from_secs(5)), 0);
-        h.join().unwrap();
-    }
 
     #[test]
     fn bind_errors_are_typed() {

@@ -132,6 +132,12 @@ impl StopSignals {
     pub fn is_requested(&self) -> bool {
         self.requested.load(Ordering::SeqCst)
     }
+
+    /// The flag behind [`StopSignals::is_requested`], for work that polls it on other threads
+    /// (a reactor's drain stops starting renders once it is set).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.requested)
+    }
 }
 
 impl Drop for StopSignals {

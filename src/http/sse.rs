@@ -319,14 +319,16 @@ fn write_piece(out: &mut dyn Write, bytes: &[u8], chunked: bool) -> std::io::Res
 }
 
 /// Writes a stream until the client leaves, the hub drops or closes it, or `stop` disconnects
-/// (server shutdown). `head` is the raw response head, `initial` the first events; with
-/// `chunked`, every piece is one HTTP/1.1 chunk and the stream ends with the last chunk.
+/// (server shutdown). `gone` disconnects when the connection is known to be lost (the gate's
+/// writer failed), ending the stream without waiting for its next write. `head` is the raw
+/// response head, `initial` the first events; with `chunked`, every piece is one HTTP/1.1 chunk
+/// and the stream ends with the last chunk.
 pub(crate) fn pump(
     mut out: Box<dyn Write + Send>,
     head: &[u8],
     initial: &[u8],
     subscription: SseSubscription,
-    stop: &Receiver<()>,
+    (stop, gone): (&Receiver<()>, &Receiver<()>),
     chunked: bool,
 ) {
     enum Step {
@@ -355,6 +357,7 @@ pub(crate) fn pump(
                 Err(_) => Step::End,
             },
             recv(stop) -> _ => Step::Final,
+            recv(gone) -> _ => Step::End,
             default(wait) => Step::Beat,
         };
         let result = match step {
@@ -497,7 +500,7 @@ mod tests {
                 b"HEAD\r\n\r\n",
                 b": hi\n\n",
                 sub,
-                &stop_rx,
+                (&stop_rx, &crossbeam_channel::never()),
                 true,
             );
         });
@@ -534,7 +537,14 @@ mod tests {
         let hub = SseHub::new(SseConfig::default());
         let sub = hub.subscribe().unwrap();
         let (_stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
-        pump(Box::new(Broken), b"H", b"", sub, &stop_rx, false);
+        pump(
+            Box::new(Broken),
+            b"H",
+            b"",
+            sub,
+            (&stop_rx, &crossbeam_channel::never()),
+            false,
+        );
         assert_eq!(hub.stream_count(), 0);
     }
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::backoff::SharedBackoff;
 use super::config::{ConfigError, ProviderConfig, Transport};
 use super::error::{ModelError, clean, redact_line};
 use super::keys::ApiKey;
@@ -21,18 +22,32 @@ pub(crate) const BACKOFF_ENV: &str = "REACTOR_HTTP_BACKOFF_MS";
 /// The variable that enables one redacted stderr line per HTTP exchange (HOST.md §2.2).
 pub(crate) const DEBUG_ENV: &str = "REACTOR_DEBUG";
 
-/// Transport settings of the provider clients (HOST.md §5.6). [`HttpSettings::default`] holds
-/// the specified values; tests shorten the timeouts and set the backoff to 0.
+/// Default connect timeout (`model.connect_timeout`).
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Default whole-response timeout of one attempt (`model.timeout`). With the one retry of a
+/// timed-out attempt and the first backoff (at most 1 s), a provider that accepts the request
+/// and never answers ends the call after at most 2 × 300 s + 1 s ≈ 10 min.
+pub(crate) const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Transport settings of the provider clients (HOST.md §5.6, issue 8 item 4).
+/// [`HttpSettings::default`] holds the defaults; `reactor.yml` sets the two timeouts
+/// (`model.timeout`, `model.connect_timeout`); tests shorten them and set the backoff to 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpSettings {
-    /// Connect timeout (10 s).
+    /// Connect timeout (10 s; `model.connect_timeout`).
     pub connect_timeout: Duration,
-    /// Whole-response timeout per attempt, body included (600 s).
+    /// Whole-exchange timeout per attempt: connect, request, response headers and body
+    /// (300 s; `model.timeout`).
     pub attempt_timeout: Duration,
     /// Largest response body read, in bytes (32 MiB).
     pub body_limit: u64,
     /// Attempts per request, the first included (4).
     pub max_attempts: u32,
+    /// Timed-out attempts (connect or response) tolerated before the call fails: the second
+    /// timeout ends it, whatever attempts remain (2, i.e. a timed-out attempt is retried at
+    /// most once).
+    pub max_timeouts: u32,
     /// Base backoff (1 s; `REACTOR_HTTP_BACKOFF_MS`). Zero disables all sleeping between
     /// attempts, `Retry-After` included.
     pub backoff_base: Duration,
@@ -48,10 +63,11 @@ pub struct HttpSettings {
 impl Default for HttpSettings {
     fn default() -> Self {
         HttpSettings {
-            connect_timeout: Duration::from_secs(10),
-            attempt_timeout: Duration::from_secs(600),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            attempt_timeout: DEFAULT_ATTEMPT_TIMEOUT,
             body_limit: 32 * 1024 * 1024,
             max_attempts: 4,
+            max_timeouts: 2,
             backoff_base: Duration::from_millis(1000),
             backoff_cap: Duration::from_secs(30),
             retry_after_limit: Duration::from_secs(60),
@@ -185,20 +201,47 @@ enum Attempt {
     /// No usable HTTP exchange (connect failure, timeout, broken connection).
     Transport {
         detail: String,
-        retryable: bool,
+        kind: TransportKind,
     },
     /// Not retried (malformed body, refusal, oversized body).
     Fatal(ModelError),
 }
 
+/// Where an exchange without a usable response broke down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TransportKind {
+    /// The provider was not reached: refused, host not found, connect timeout (retried).
+    Connect {
+        /// A connect timeout (counts against [`HttpSettings::max_timeouts`]).
+        timed_out: bool,
+    },
+    /// Connected, but no complete response within the attempt timeout (retried at most once).
+    NoAnswer,
+    /// Connected, but the connection closed or broke mid-exchange (retried).
+    Closed,
+    /// Anything else ureq reports (not retried).
+    Other,
+}
+
+impl TransportKind {
+    fn timed_out(self) -> bool {
+        matches!(
+            self,
+            TransportKind::Connect { timed_out: true } | TransportKind::NoAnswer
+        )
+    }
+}
+
 /// A provider client over HTTP (HOST.md §5): one per configured provider, safe to share between
-/// threads. Holds the key; its `Debug` never shows it.
+/// threads. Holds the key; its `Debug` never shows it. A 429 or a `Retry-After` holds every
+/// request of the client, not only the refused one ([`SharedBackoff`]).
 pub struct ProviderClient {
     config: ProviderConfig,
     key: ApiKey,
     settings: HttpSettings,
     endpoint: String,
     agent: ureq::Agent,
+    backoff: SharedBackoff,
 }
 
 impl fmt::Debug for ProviderClient {
@@ -235,7 +278,13 @@ impl ProviderClient {
             key,
             settings,
             agent,
+            backoff: SharedBackoff::new(),
         }
+    }
+
+    /// The rate-limit hold every attempt of this client waits for.
+    pub fn shared_backoff(&self) -> &SharedBackoff {
+        &self.backoff
     }
 
     /// The provider configuration.
@@ -253,6 +302,18 @@ impl ProviderClient {
     }
 
     fn body_for(&self, req: &ModelRequest) -> Value {
+        // `model.max_tokens` for requests that set no budget themselves.
+        let budgeted;
+        let req = match (req.max_output_tokens, self.config.max_tokens) {
+            (None, Some(n)) => {
+                budgeted = ModelRequest {
+                    max_output_tokens: Some(n),
+                    ..req.clone()
+                };
+                &budgeted
+            }
+            _ => req,
+        };
         match self.config.transport {
             Transport::ChatCompletions => chat::request_body(req),
             Transport::Messages => messages::request_body(req),
@@ -299,7 +360,7 @@ impl ProviderClient {
                             fmt_bytes(self.settings.body_limit)
                         )))
                     }
-                    Err(e) => self.transport_failure(e),
+                    Err(e) => self.body_failure(e),
                     Ok(bytes) => self.interpret(status, retry_after, &bytes),
                 }
             }
@@ -332,30 +393,92 @@ impl ProviderClient {
     }
 
     fn transport_failure(&self, e: ureq::Error) -> Attempt {
-        let (detail, retryable) = match &e {
+        use std::io::ErrorKind as Io;
+        let (detail, kind) = match &e {
             ureq::Error::Timeout(ureq::Timeout::Connect) => (
                 format!(
                     "connection timed out after {}",
                     fmt_duration(self.settings.connect_timeout)
                 ),
-                true,
+                TransportKind::Connect { timed_out: true },
             ),
             ureq::Error::Timeout(_) => (
                 format!(
                     "no complete response within {}",
                     fmt_duration(self.settings.attempt_timeout)
                 ),
-                true,
+                TransportKind::NoAnswer,
             ),
-            ureq::Error::Io(io) => (io.to_string(), true),
-            ureq::Error::ConnectionFailed => ("connection failed".to_string(), true),
-            ureq::Error::HostNotFound => ("host not found".to_string(), true),
-            ureq::Error::Protocol(p) => (format!("broken HTTP exchange: {p}"), true),
-            other => (other.to_string(), false),
+            ureq::Error::Io(io)
+                if matches!(
+                    io.kind(),
+                    Io::ConnectionRefused | Io::AddrNotAvailable | Io::NetworkUnreachable
+                ) =>
+            {
+                (io.to_string(), TransportKind::Connect { timed_out: false })
+            }
+            ureq::Error::Io(io) if io.kind() == Io::TimedOut => (
+                format!(
+                    "no complete response within {}",
+                    fmt_duration(self.settings.attempt_timeout)
+                ),
+                TransportKind::NoAnswer,
+            ),
+            ureq::Error::Io(io) => (io.to_string(), TransportKind::Closed),
+            ureq::Error::ConnectionFailed => (
+                "connection failed".to_string(),
+                TransportKind::Connect { timed_out: false },
+            ),
+            ureq::Error::HostNotFound => (
+                "host not found".to_string(),
+                TransportKind::Connect { timed_out: false },
+            ),
+            ureq::Error::Protocol(p) => {
+                (format!("broken HTTP exchange: {p}"), TransportKind::Closed)
+            }
+            other => (other.to_string(), TransportKind::Other),
         };
         Attempt::Transport {
             detail: clean(&detail, &self.secrets(), "connection failed"),
-            retryable,
+            kind,
+        }
+    }
+
+    /// A failure while reading the body of a response whose status line and headers arrived:
+    /// a timeout stays a timeout; anything else is a connection that closed mid-response.
+    fn body_failure(&self, e: ureq::Error) -> Attempt {
+        if matches!(e, ureq::Error::Timeout(_)) {
+            return self.transport_failure(e);
+        }
+        let detail = match &e {
+            ureq::Error::Io(io) => format!("response body incomplete ({io})"),
+            other => format!("response body incomplete ({other})"),
+        };
+        Attempt::Transport {
+            detail: clean(&detail, &self.secrets(), "response body incomplete"),
+            kind: TransportKind::Closed,
+        }
+    }
+
+    /// The error of a final transport failure after `attempts` attempts.
+    fn transport_error(&self, kind: TransportKind, detail: String, attempts: u32) -> ModelError {
+        let base_url = redact_line(&self.config.base_url, &self.secrets());
+        match kind {
+            TransportKind::NoAnswer => ModelError::TimedOut {
+                provider: self.config.provider.clone(),
+                base_url,
+                timeout: fmt_duration(self.settings.attempt_timeout),
+                attempts,
+            },
+            TransportKind::Closed => ModelError::ConnectionClosed {
+                provider: self.config.provider.clone(),
+                base_url,
+                attempts,
+                detail,
+            },
+            TransportKind::Connect { .. } | TransportKind::Other => {
+                ModelError::Unreachable { base_url, detail }
+            }
         }
     }
 
@@ -425,9 +548,12 @@ impl ProviderClient {
                 env,
                 status,
             },
-            400 if lower.contains("temperature") => ModelError::TemperatureRejected {
-                model: clean(&req.model, &self.secrets(), "?"),
-            },
+            // Only when the request carried one (reactor.yml sets model.temperature).
+            400 if req.temperature.is_some() && lower.contains("temperature") => {
+                ModelError::TemperatureRejected {
+                    model: clean(&req.model, &self.secrets(), "?"),
+                }
+            }
             404 => ModelError::NotFound {
                 model: clean(&req.model, &self.secrets(), "?"),
                 base_url: redact_line(&self.config.base_url, &self.secrets()),
@@ -456,6 +582,19 @@ impl ProviderClient {
             std::thread::sleep(delay);
         }
     }
+
+    /// The pause before a retry of a refused status: a 429 or a `Retry-After` holds the whole
+    /// client (every request waits for it before its next attempt); other statuses sleep this
+    /// request only.
+    fn back_off(&self, status: u16, retry_after: bool, delay: Duration) {
+        if status == 429 || retry_after {
+            if !self.settings.backoff_base.is_zero() {
+                self.backoff.hold_for(delay);
+            }
+        } else {
+            self.sleep_before_retry(delay);
+        }
+    }
 }
 
 impl ModelClient for ProviderClient {
@@ -468,6 +607,7 @@ impl ModelClient for ProviderClient {
         };
         let max = self.settings.max_attempts.max(1);
         let mut attempt = 0u32;
+        let mut timeouts = 0u32;
         loop {
             attempt += 1;
             let backoff = backoff_delay(
@@ -476,6 +616,9 @@ impl ModelClient for ProviderClient {
                 jitter_factor(),
                 self.settings.backoff_cap,
             );
+            if !self.settings.backoff_base.is_zero() {
+                self.backoff.wait();
+            }
             match self.attempt(&body, &req.purpose) {
                 Attempt::Done(r) => return Ok(r),
                 Attempt::Fatal(e) => return Err(e),
@@ -492,18 +635,25 @@ impl ModelClient for ProviderClient {
                         .and_then(|v| parse_retry_after(v, jiff::Timestamp::now()));
                     match wait {
                         Some(d) if d > self.settings.retry_after_limit => {
-                            return Err(self.status_error(req, status, &message, attempt));
+                            return Err(ModelError::RetryAfterTooLong {
+                                provider: self.config.provider.clone(),
+                                status,
+                                wait_secs: d.as_secs_f64().ceil() as u64,
+                                limit_secs: self.settings.retry_after_limit.as_secs(),
+                            });
                         }
-                        Some(d) => self.sleep_before_retry(d),
-                        None => self.sleep_before_retry(backoff),
+                        Some(d) => self.back_off(status, true, d),
+                        None => self.back_off(status, false, backoff),
                     }
                 }
-                Attempt::Transport { detail, retryable } => {
+                Attempt::Transport { detail, kind } => {
+                    if kind.timed_out() {
+                        timeouts += 1;
+                    }
+                    let retryable = kind != TransportKind::Other
+                        && timeouts < self.settings.max_timeouts.max(1);
                     if !retryable || attempt >= max {
-                        return Err(ModelError::Unreachable {
-                            base_url: redact_line(&self.config.base_url, &self.secrets()),
-                            detail,
-                        });
+                        return Err(self.transport_error(kind, detail, attempt));
                     }
                     self.sleep_before_retry(backoff);
                 }

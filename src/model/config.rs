@@ -40,6 +40,110 @@ pub struct ProviderSettings {
     pub temperature: Option<f64>,
     /// `model.reasoning_effort`.
     pub reasoning_effort: Option<String>,
+    /// `model.max_tokens`: the output budget of every request that sets none itself.
+    pub max_tokens: Option<u32>,
+    /// The base-URL variables of the environment ([`EnvBaseUrls::from_env`]); all unset for a
+    /// check of `reactor.yml` alone.
+    pub env: EnvBaseUrls,
+}
+
+/// The variable that overrides `model.base_url` for every provider.
+pub(crate) const BASE_URL_ENV: &str = "REACTOR_MODEL_BASE_URL";
+/// OpenAI's own base-URL variable, honoured for provider `openai` when `reactor.yml` sets no
+/// `model.base_url`.
+pub(crate) const OPENAI_BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+/// Anthropic's own base-URL variable, honoured for provider `anthropic` when `reactor.yml` sets
+/// no `model.base_url`.
+pub(crate) const ANTHROPIC_BASE_URL_ENV: &str = "ANTHROPIC_BASE_URL";
+
+/// The base-URL variables of the environment; empty values count as unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EnvBaseUrls {
+    /// [`BASE_URL_ENV`].
+    pub reactor: Option<String>,
+    /// [`OPENAI_BASE_URL_ENV`].
+    pub openai: Option<String>,
+    /// [`ANTHROPIC_BASE_URL_ENV`].
+    pub anthropic: Option<String>,
+}
+
+impl EnvBaseUrls {
+    /// Reads the three variables from the process environment.
+    pub fn from_env() -> EnvBaseUrls {
+        EnvBaseUrls::from_env_with(&|name| std::env::var(name).ok())
+    }
+
+    /// [`EnvBaseUrls::from_env`] with an injected environment.
+    pub(crate) fn from_env_with(env: &dyn Fn(&str) -> Option<String>) -> EnvBaseUrls {
+        let get = |name| env(name).filter(|v| !v.trim().is_empty());
+        EnvBaseUrls {
+            reactor: get(BASE_URL_ENV),
+            openai: get(OPENAI_BASE_URL_ENV),
+            anthropic: get(ANTHROPIC_BASE_URL_ENV),
+        }
+    }
+}
+
+/// Where a resolved value came from (shown by `doctor`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ValueSource {
+    /// The provider table or a built-in default.
+    #[default]
+    Default,
+    /// `reactor.yml`.
+    ReactorYml,
+    /// An environment variable.
+    Env(&'static str),
+}
+
+impl ValueSource {
+    /// `default`, `reactor.yml` or the variable's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            ValueSource::Default => "default",
+            ValueSource::ReactorYml => "reactor.yml",
+            ValueSource::Env(var) => var,
+        }
+    }
+}
+
+/// The source of each resolved value of a [`ProviderConfig`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValueSources {
+    /// `model.provider`.
+    pub provider: ValueSource,
+    /// The base URL: [`BASE_URL_ENV`], `model.base_url`, [`OPENAI_BASE_URL_ENV`] /
+    /// [`ANTHROPIC_BASE_URL_ENV`], or the provider table, in that order.
+    pub base_url: ValueSource,
+    /// The key variable's name.
+    pub api_key_env: ValueSource,
+    /// The render model.
+    pub render_model: ValueSource,
+    /// The compile model.
+    pub compile_model: ValueSource,
+}
+
+impl ValueSources {
+    /// The pairs `(key, source)` in `reactor.yml` key order: `provider`, `base_url`,
+    /// `api_key_env`, `render_model`, `compile_model`.
+    pub fn pairs(&self) -> [(&'static str, ValueSource); 5] {
+        [
+            ("provider", self.provider),
+            ("base_url", self.base_url),
+            ("api_key_env", self.api_key_env),
+            ("render_model", self.render_model),
+            ("compile_model", self.compile_model),
+        ]
+    }
+
+    /// One line for `doctor`: `provider reactor.yml, base_url REACTOR_MODEL_BASE_URL, …`.
+    pub fn describe(&self) -> String {
+        self.pairs()
+            .iter()
+            .map(|(k, s)| format!("{k} {}", s.label()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// A resolved provider (HOST.md §5.1). Holds no key: the key is looked up separately
@@ -62,6 +166,11 @@ pub struct ProviderConfig {
     pub temperature: Option<f64>,
     /// Reasoning effort, sent only when set (Chat Completions).
     pub reasoning_effort: Option<String>,
+    /// `model.max_tokens`: sent as `max_tokens` by requests that set no budget themselves
+    /// (Messages otherwise sends 16384, Chat Completions nothing).
+    pub max_tokens: Option<u32>,
+    /// Where each value came from.
+    pub sources: ValueSources,
 }
 
 /// A configuration error; `Display` is the one-line message of HOST.md §5.1 / §2.2.
@@ -145,6 +254,48 @@ fn non_empty(v: &Option<String>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// An `http://` or `https://` URL with a host and no whitespace.
+fn is_base_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"));
+    !(rest.is_none_or(|r| r.is_empty() || r.starts_with('/')) || url.contains(char::is_whitespace))
+}
+
+/// Applies the environment's base URL: [`BASE_URL_ENV`] always wins; the provider's own
+/// variable only replaces the table's default (never a `reactor.yml` value).
+fn env_base_url(
+    label: &str,
+    configured: (String, ValueSource),
+    env: &EnvBaseUrls,
+) -> Result<(String, ValueSource), ConfigError> {
+    let from_env = match (&env.reactor, label, configured.1) {
+        (Some(v), _, _) => Some((BASE_URL_ENV, v)),
+        (None, "openai", ValueSource::Default) => {
+            env.openai.as_ref().map(|v| (OPENAI_BASE_URL_ENV, v))
+        }
+        (None, "anthropic", ValueSource::Default) => {
+            env.anthropic.as_ref().map(|v| (ANTHROPIC_BASE_URL_ENV, v))
+        }
+        _ => None,
+    };
+    let Some((var, value)) = from_env else {
+        return Ok(configured);
+    };
+    let value = value.trim();
+    if !is_base_url(value) {
+        return Err(ConfigError::BadEnv {
+            var,
+            message: format!(
+                "expected an http:// or https:// URL, got '{}'",
+                value.chars().take(80).collect::<String>()
+            ),
+        });
+    }
+    Ok((value.to_string(), ValueSource::Env(var)))
+}
+
 fn valid_var_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
@@ -165,14 +316,15 @@ impl ProviderConfig {
             Some(p) => p.trim().to_string(),
             None => DEFAULT_PROVIDER.to_string(),
         };
-        let base_override = non_empty(&settings.base_url);
-        let env_override = non_empty(&settings.api_key_env);
+        let yml = |v: &Option<String>| non_empty(v).map(|v| (v, ValueSource::ReactorYml));
+        let base_override = yml(&settings.base_url);
+        let env_override = yml(&settings.api_key_env);
         let row = TABLE.iter().find(|r| r.label == label);
         let (transport, base_url, api_key_env, default_model) = match row {
             Some(r) => (
                 r.transport,
-                base_override.unwrap_or_else(|| r.base_url.to_string()),
-                env_override.unwrap_or_else(|| r.key_env.to_string()),
+                base_override.unwrap_or((r.base_url.to_string(), ValueSource::Default)),
+                env_override.unwrap_or((r.key_env.to_string(), ValueSource::Default)),
                 r.default_model,
             ),
             None => match (base_override, env_override) {
@@ -180,38 +332,71 @@ impl ProviderConfig {
                 _ => return Err(ConfigError::UnknownProvider(label)),
             },
         };
-        let lower = base_url.to_ascii_lowercase();
-        let rest = lower
-            .strip_prefix("http://")
-            .or_else(|| lower.strip_prefix("https://"));
-        if rest.is_none_or(|r| r.is_empty() || r.starts_with('/'))
-            || base_url.contains(char::is_whitespace)
-        {
-            return Err(ConfigError::BadBaseUrl(base_url));
+        if !is_base_url(&base_url.0) {
+            return Err(ConfigError::BadBaseUrl(base_url.0));
         }
-        if !valid_var_name(&api_key_env) {
-            return Err(ConfigError::BadKeyVariable(api_key_env));
+        let base_url = env_base_url(&label, base_url, &settings.env)?;
+        if !valid_var_name(&api_key_env.0) {
+            return Err(ConfigError::BadKeyVariable(api_key_env.0));
         }
+        let model = |v: &Option<String>| {
+            yml(v).or(default_model.map(|m| (m.to_string(), ValueSource::Default)))
+        };
+        let render_model = model(&settings.render_model);
+        let compile_model = model(&settings.compile_model);
         Ok(ProviderConfig {
+            sources: ValueSources {
+                provider: if settings.provider.is_some() {
+                    ValueSource::ReactorYml
+                } else {
+                    ValueSource::Default
+                },
+                base_url: base_url.1,
+                api_key_env: api_key_env.1,
+                render_model: render_model.as_ref().map(|m| m.1).unwrap_or_default(),
+                compile_model: compile_model.as_ref().map(|m| m.1).unwrap_or_default(),
+            },
             provider: label,
             transport,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key_env,
-            render_model: non_empty(&settings.render_model).or(default_model.map(String::from)),
-            compile_model: non_empty(&settings.compile_model).or(default_model.map(String::from)),
+            base_url: base_url.0.trim_end_matches('/').to_string(),
+            api_key_env: api_key_env.0,
+            render_model: render_model.map(|m| m.0),
+            compile_model: compile_model.map(|m| m.0),
             temperature: settings.temperature,
             reasoning_effort: non_empty(&settings.reasoning_effort),
+            max_tokens: settings.max_tokens,
         })
     }
 
     /// The endpoint URL: the base URL (trailing `/` removed) plus `/chat/completions` or
-    /// `/messages`.
+    /// `/messages`. An Anthropic Messages base URL works with or without its trailing `/v1`:
+    /// without it, `/v1/messages` is appended (`https://api.anthropic.com` →
+    /// `https://api.anthropic.com/v1/messages`, as Anthropic's own clients read
+    /// `ANTHROPIC_BASE_URL`).
     pub fn endpoint(&self) -> String {
-        format!(
-            "{}{}",
-            self.base_url.trim_end_matches('/'),
-            self.transport.path()
-        )
+        let base = self.base_url.trim_end_matches('/');
+        let version = match self.transport {
+            Transport::Messages if !base.to_ascii_lowercase().ends_with("/v1") => "/v1",
+            _ => "",
+        };
+        format!("{base}{version}{}", self.transport.path())
+    }
+
+    /// The base URL as it may be stored (the compile manifest) and shown: without a trailing
+    /// `/`, user information (`user:pass@`), query or fragment, and with the key shapes of
+    /// RUNTIME.md §7.9 redacted, so no credential carried in the URL is ever persisted.
+    pub(crate) fn recorded_base_url(&self) -> String {
+        let url = self.base_url.split(['?', '#']).next().unwrap_or_default();
+        let url = match url.split_once("://") {
+            Some((scheme, rest)) => {
+                let end = rest.find('/').unwrap_or(rest.len());
+                let (authority, path) = rest.split_at(end);
+                let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                format!("{scheme}://{host}{path}")
+            }
+            None => url.to_string(),
+        };
+        crate::format::sanitize::redact(url.trim_end_matches('/'), &[])
     }
 
     /// The render model id, or `model.render_model is required for provider '<p>'`.
@@ -294,6 +479,7 @@ mod tests {
             compile_model: Some("".into()),
             temperature: Some(0.2),
             reasoning_effort: Some("low".into()),
+            ..Default::default()
         };
         let c = ProviderConfig::resolve(&s).unwrap();
         assert_eq!(c.transport, Transport::Messages);
@@ -302,6 +488,171 @@ mod tests {
         assert_eq!(c.render_model.as_deref(), Some("r"));
         assert_eq!(c.compile_model.as_deref(), Some("claude-haiku-4-5"));
         assert_eq!(c.temperature, Some(0.2));
+    }
+
+    #[test]
+    fn recorded_base_urls_carry_no_credentials() {
+        for (base, recorded) in [
+            (
+                "https://openrouter.ai/api/v1",
+                "https://openrouter.ai/api/v1",
+            ),
+            (
+                "http://user:pw@gw.local:8080/v1/",
+                "http://gw.local:8080/v1",
+            ),
+            ("https://gw/v1?key=abc#x", "https://gw/v1"),
+            ("https://tok@gw", "https://gw"),
+        ] {
+            let mut s = settings(None);
+            s.base_url = Some(base.into());
+            assert_eq!(
+                ProviderConfig::resolve(&s).unwrap().recorded_base_url(),
+                recorded
+            );
+        }
+    }
+
+    #[test]
+    fn anthropic_base_url_with_or_without_v1() {
+        for (base, endpoint) in [
+            (
+                "https://api.anthropic.com",
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                "https://api.anthropic.com/",
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                "https://api.anthropic.com/v1",
+                "https://api.anthropic.com/v1/messages",
+            ),
+            (
+                "https://proxy.internal/V1/",
+                "https://proxy.internal/V1/messages",
+            ),
+            (
+                "http://127.0.0.1:9/anthropic",
+                "http://127.0.0.1:9/anthropic/v1/messages",
+            ),
+        ] {
+            let mut s = settings(Some("anthropic"));
+            s.base_url = Some(base.into());
+            assert_eq!(
+                ProviderConfig::resolve(&s).unwrap().endpoint(),
+                endpoint,
+                "{base}"
+            );
+        }
+        // Chat Completions keeps the base as given.
+        let mut s = settings(Some("openai"));
+        s.base_url = Some("http://127.0.0.1:9".into());
+        assert_eq!(
+            ProviderConfig::resolve(&s).unwrap().endpoint(),
+            "http://127.0.0.1:9/chat/completions"
+        );
+    }
+
+    #[test]
+    fn environment_base_urls_and_their_sources() {
+        let env = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            EnvBaseUrls::from_env_with(&move |n| {
+                pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone())
+            })
+        };
+        let resolve = |provider: &str, yml: Option<&str>, e: EnvBaseUrls| {
+            let mut s = settings(Some(provider));
+            s.base_url = yml.map(String::from);
+            s.env = e;
+            ProviderConfig::resolve(&s)
+        };
+        // The table, then the provider's own variable, then reactor.yml, then REACTOR_….
+        let c = resolve("openai", None, env(&[])).unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.sources.base_url),
+            ("https://api.openai.com/v1", ValueSource::Default)
+        );
+        let c = resolve(
+            "openai",
+            None,
+            env(&[("OPENAI_BASE_URL", "http://o.local/v1/")]),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.sources.base_url.label()),
+            ("http://o.local/v1", "OPENAI_BASE_URL")
+        );
+        let c = resolve(
+            "openai",
+            Some("http://yml/v1"),
+            env(&[("OPENAI_BASE_URL", "http://o.local/v1")]),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.sources.base_url.label()),
+            ("http://yml/v1", "reactor.yml")
+        );
+        let c = resolve(
+            "openai",
+            Some("http://yml/v1"),
+            env(&[
+                ("OPENAI_BASE_URL", "http://o/v1"),
+                ("REACTOR_MODEL_BASE_URL", "http://r/v1"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.sources.base_url.label()),
+            ("http://r/v1", "REACTOR_MODEL_BASE_URL")
+        );
+        // A provider's variable reaches only that provider.
+        let c = resolve(
+            "anthropic",
+            None,
+            env(&[("OPENAI_BASE_URL", "http://o/v1")]),
+        )
+        .unwrap();
+        assert_eq!(c.endpoint(), "https://api.anthropic.com/v1/messages");
+        let c = resolve(
+            "anthropic",
+            None,
+            env(&[("ANTHROPIC_BASE_URL", "http://a.local")]),
+        )
+        .unwrap();
+        assert_eq!(c.endpoint(), "http://a.local/v1/messages");
+        assert_eq!(c.sources.base_url, ValueSource::Env("ANTHROPIC_BASE_URL"));
+        let c = resolve(
+            "openrouter",
+            None,
+            env(&[("ANTHROPIC_BASE_URL", "http://a/")]),
+        )
+        .unwrap();
+        assert_eq!(c.sources.base_url, ValueSource::Default);
+        // Empty is unset; a bad value names the variable.
+        let c = resolve("openai", None, env(&[("REACTOR_MODEL_BASE_URL", "  ")])).unwrap();
+        assert_eq!(c.sources.base_url, ValueSource::Default);
+        assert_eq!(
+            resolve(
+                "openai",
+                None,
+                env(&[("REACTOR_MODEL_BASE_URL", "ftp://x")])
+            )
+            .unwrap_err()
+            .to_string(),
+            "REACTOR_MODEL_BASE_URL: expected an http:// or https:// URL, got 'ftp://x'"
+        );
+        // The other sources.
+        let c = resolve("anthropic", None, env(&[])).unwrap();
+        assert_eq!(c.sources.provider, ValueSource::ReactorYml);
+        assert_eq!(c.sources.render_model, ValueSource::Default);
+        assert_eq!(c.sources.api_key_env, ValueSource::Default);
+        let c = ProviderConfig::resolve(&ProviderSettings::default()).unwrap();
+        assert_eq!(c.sources, ValueSources::default());
     }
 
     #[test]

@@ -83,13 +83,62 @@ pub enum ModelError {
         /// Attempts made (1–4).
         attempts: u32,
     },
-    /// Timeouts and connection failures after the retries.
+    /// The provider was not reached (refused, host not found, connect timeout) after the
+    /// retries.
     #[error("could not reach {base_url}: {detail}")]
     Unreachable {
         /// The configured base URL.
         base_url: String,
         /// What failed (sanitized, redacted).
         detail: String,
+    },
+    /// The provider accepted the request but sent no complete response within the attempt
+    /// timeout (`model.timeout`), twice (a timed-out attempt is retried once).
+    #[error(
+        "{provider} accepted the request at {base_url} but sent no complete response within {timeout} ({attempts} {}): check the endpoint, or raise model.timeout in reactor.yml",
+        plural_attempts(*attempts)
+    )]
+    TimedOut {
+        /// Provider label.
+        provider: String,
+        /// The configured base URL.
+        base_url: String,
+        /// The attempt timeout as printed (`5 s`, `300 s`, `800 ms`).
+        timeout: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The connection broke after the provider was reached: it closed mid-response (a body cut
+    /// short, a reset, bytes that are not HTTP), after the retries.
+    #[error(
+        "{provider} closed the connection mid-response at {base_url} ({attempts} {}): {detail}",
+        plural_attempts(*attempts)
+    )]
+    ConnectionClosed {
+        /// Provider label.
+        provider: String,
+        /// The configured base URL.
+        base_url: String,
+        /// Attempts made.
+        attempts: u32,
+        /// What broke (sanitized, redacted).
+        detail: String,
+    },
+    /// A retryable status whose `Retry-After` asks for a longer wait than the client sleeps
+    /// (60 s, HOST.md §5.6): retrying stops at once and the message says what was asked.
+    #[error(
+        "{provider} answered HTTP {status} and asked to retry after {wait_secs} s, longer than the {limit_secs} s reactor waits: try again after that{}",
+        if *status == 429 { ", or lower --concurrency" } else { "" }
+    )]
+    RetryAfterTooLong {
+        /// Provider label.
+        provider: String,
+        /// The HTTP status (429, 503, …).
+        status: u16,
+        /// The `Retry-After` value in whole seconds (an HTTP date counted from now).
+        wait_secs: u64,
+        /// The longest wait honoured, in seconds.
+        limit_secs: u64,
     },
     /// A body that is not a response of the protocol (not JSON, no choices, too large, …).
     #[error("unexpected response from {provider}: {detail}")]

@@ -29,6 +29,7 @@
 //! # let _ = tokens; Ok(()) }
 //! ```
 
+pub mod backoff;
 pub mod chat;
 pub mod client;
 pub mod config;

@@ -9,6 +9,7 @@ pub mod open;
 pub mod snapshot;
 pub mod statedir;
 pub mod trail;
+pub mod why;
 pub mod worldmodel;
 
 pub use describe::{DescribeOptions, DescribeResult, describe_state_dir};

@@ -374,6 +374,27 @@ impl ReplaySession {
         self.chain_index.contains_key(node)
     }
 
+    /// The position of `node`'s chain in [`ReplaySession::chains`] (first-seen order), when it
+    /// has frames.
+    pub(crate) fn chain_position(&self, node: &str) -> Option<usize> {
+        self.chain_index.get(node).copied()
+    }
+
+    /// `node`'s frame indexes, ascending (empty when it has none).
+    pub(crate) fn node_frames(&self, node: &str) -> &[usize] {
+        match self.chain_index.get(node) {
+            Some(&i) => &self.chains[i].frames,
+            None => &[],
+        }
+    }
+
+    /// `node`'s latest frame strictly before frame `before`. O(log frames of the node).
+    pub(crate) fn latest_before(&self, node: &str, before: usize) -> Option<usize> {
+        let frames = self.node_frames(node);
+        let k = frames.partition_point(|&f| f < before);
+        k.checked_sub(1).map(|k| frames[k])
+    }
+
     /// Per-node chains in report order: topology nodes in topology order (only those with
     /// frames), then every other node in first-seen order. The flag says whether the node is
     /// off-topology (only possible with a topology).
@@ -476,6 +497,15 @@ pub(crate) fn snapshot_from_session(
     opened: &OpenedStateDir,
     session: &ReplaySession,
 ) -> ReplaySnapshot {
+    let mut snap = snapshot_head(opened, session);
+    snap.frames = session.frames.clone();
+    snap
+}
+
+/// The snapshot without its frames (`frames` is empty; every other member as in
+/// [`snapshot_from_session`]): what `GET /api/state?frames=none` serves, without copying the
+/// frames.
+pub(crate) fn snapshot_head(opened: &OpenedStateDir, session: &ReplaySession) -> ReplaySnapshot {
     let labels = LabelMap::new(&opened.labels, !opened.labels.is_empty());
     let label = |id: &str| labels.label(id);
     let (nodes, edges, entry_points, acyclic) = match &opened.topology {
@@ -514,7 +544,7 @@ pub(crate) fn snapshot_from_session(
         edges,
         entry_points,
         acyclic,
-        frames: session.frames.clone(),
+        frames: Vec::new(),
         cost_rollup: session.rollup.clone(),
         has_topology: opened.topology.is_some(),
         labels: Labels(opened.labels.clone()),

@@ -196,17 +196,6 @@ impl Writer {
             _ => format!("pid {}", self.pid),
         }
     }
-
-    /// `{"pid", "daemon", "url"?}`.
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("pid".into(), self.pid.into());
-        m.insert("daemon".into(), self.daemon.into());
-        if let Some(u) = &self.url {
-            m.insert("url".into(), u.clone().into());
-        }
-        serde_json::Value::Object(m)
-    }
 }
 
 /// True when a process with this pid exists (Linux: `/proc/<pid>`; elsewhere assumed alive).
@@ -349,17 +338,17 @@ impl WorldModelCheck {
     }
 }
 
-fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
+/// The entries of `dir` sorted by name (temporary files left out). A directory that cannot be
+/// listed is an error: the world-model check must not read it as empty.
+fn sorted_entries(dir: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let rd = std::fs::read_dir(dir)?;
     let mut v: Vec<(String, PathBuf)> = rd
         .filter_map(Result::ok)
         .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
         .filter(|(n, _)| !layout::is_temporary_name(n))
         .collect();
     v.sort();
-    v
+    Ok(v)
 }
 
 /// What one version file is.
@@ -410,7 +399,15 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
     let Some(root) = world_models_dir(state_dir) else {
         return out;
     };
-    for (seg, node_dir) in sorted_entries(&root) {
+    let nodes = match sorted_entries(&root) {
+        Ok(v) => v,
+        Err(e) => {
+            out.errors
+                .push(format!("{} cannot be listed: {e}", root.display()));
+            return out;
+        }
+    };
+    for (seg, node_dir) in nodes {
         if !node_dir.is_dir() {
             continue;
         }
@@ -422,7 +419,16 @@ pub fn check_world_models(state_dir: &Path) -> WorldModelCheck {
         let versions_dir = node_dir.join(layout::VERSIONS_DIR);
         let mut present: HashSet<String> = HashSet::new();
         let mut invalid: HashSet<String> = HashSet::new();
-        for (name, path) in sorted_entries(&versions_dir) {
+        let versions = match sorted_entries(&versions_dir) {
+            Ok(v) => v,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                out.errors
+                    .push(format!("{node}: versions/ cannot be listed: {e}"));
+                Vec::new()
+            }
+        };
+        for (name, path) in versions {
             let Some(hexpart) = name
                 .strip_prefix("sha256_")
                 .and_then(|r| r.strip_suffix(".bin"))

@@ -46,7 +46,7 @@ pub struct TrailEntry {
 
 /// Collapses line breaks so a text prints as one line (HOST.md §3.3): each run of `\n`/`\r`
 /// becomes one space (none after a space), trailing whitespace is trimmed.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last_space = false;
     for c in s.chars() {
@@ -268,15 +268,6 @@ impl Trail {
             state.push(&self.raw[e.index], None);
         }
         state.verdict()
-    }
-}
-
-/// The JSON form of a chain verdict: `{"ok", "head"?, "length"?, "errors"?}`.
-pub(crate) fn chain_json(v: &ChainVerdict) -> serde_json::Value {
-    if v.ok {
-        serde_json::json!({"ok": true, "head": v.head, "length": v.length})
-    } else {
-        serde_json::json!({"ok": false, "errors": v.errors})
     }
 }
 

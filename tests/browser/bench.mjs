@@ -6,7 +6,7 @@
 //   cargo build --release --bin reactor --example gen_ledger
 //   node tests/browser/bench.mjs [--nodes 400,2000] [--receipts 100000] [--steps 40] [--jumps 20]
 //                                [--play-ms 4000] [--dir target/spa-bench] [--bin target/release/reactor]
-//                                [--gen target/release/examples/gen_ledger]
+//                                [--gen target/release/examples/gen_ledger] [--frames lazy|full]
 //
 // For each node count it generates (once, cached under --dir) a synthetic state directory with
 // `gen_ledger` (valid hash chains), starts `reactor devtools <dir> -p 0`, opens the page in
@@ -20,6 +20,7 @@
 //   - lanes through boxes: drawn lanes that pass through a node box other than their own ends;
 //   - pan and zoom: frame gaps during a real drag and ten wheel notches.
 // Goals: ≤ 50 ms per step/jump at 400 nodes, ≤ 150 ms at 2,000; 8× playback keeps up (ratio ≈ 1).
+// --frames forces the SPA's lazy frames (the default from 20,000 frames on) or the whole snapshot.
 // The viewer embeds the assets at build time: rebuild the binary after changing assets/.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -28,7 +29,7 @@ import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { launch, countCrossingsInPage } from './common.mjs';
 
-const USAGE = 'usage: node tests/browser/bench.mjs [--nodes 400,2000] [--receipts 100000] [--steps 40] [--jumps 20] [--play-ms 4000] [--dir <cache>] [--bin <reactor>] [--gen <gen_ledger>]';
+const USAGE = 'usage: node tests/browser/bench.mjs [--nodes 400,2000] [--receipts 100000] [--steps 40] [--jumps 20] [--play-ms 4000] [--dir <cache>] [--bin <reactor>] [--gen <gen_ledger>] [--frames lazy|full]';
 
 function parseArgs(argv) {
   const out = { nodes: [400, 2000], receipts: 100000, steps: 40, jumps: 20, playMs: 4000, dir: 'target/spa-bench', bin: 'target/release/reactor', gen: 'target/release/examples/gen_ledger' };
@@ -51,6 +52,10 @@ function parseArgs(argv) {
     else if (a === '--dir') out.dir = val();
     else if (a === '--bin') out.bin = val();
     else if (a === '--gen') out.gen = val();
+    else if (a === '--frames') {
+      out.frames = val();
+      if (out.frames !== 'lazy' && out.frames !== 'full') usage('--frames must be lazy or full');
+    }
     else if (a === '-h' || a === '--help') {
       console.log(USAGE);
       process.exit(0);
@@ -147,16 +152,17 @@ async function benchOne(nodes) {
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e && e.message ? e.message : e)));
     const t0 = Date.now();
-    await page.goto(url, { waitUntil: 'load' });
-    await page.waitForFunction(() => !!window.__REACTOR_SNAPSHOT__, null, { timeout: 600000, polling: 250 });
+    await page.goto(opts.frames ? `${url}?frames=${opts.frames}` : url, { waitUntil: 'load' });
+    // A large ledger opens lazily (issue 9 item 2): wait until every frame is indexed.
+    await page.waitForFunction(() => !!window.__REACTOR_SNAPSHOT__ && !!window.__REACTOR_VIEW__ && !window.__REACTOR_VIEW__.indexing, null, { timeout: 600000, polling: 250 });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
     const load = Date.now() - t0;
     const shape = await page.evaluate(() => {
       const s = window.__REACTOR_SNAPSHOT__;
-      return { F: s.frames.length, N: s.nodes.length, E: s.edges.length };
+      return { F: window.__REACTOR_VIEW__.frames, N: s.nodes.length, E: s.edges.length, lazy: window.__REACTOR_VIEW__.lazy };
     });
     const goal = nodes <= 400 ? 50 : 150;
-    console.log(`\n${shape.N} nodes · ${shape.E} edges · ${shape.F} receipts (${(bytes / 1048576).toFixed(1)} MiB) — page loaded in ${(load / 1000).toFixed(1)} s`);
+    console.log(`\n${shape.N} nodes · ${shape.E} edges · ${shape.F} receipts (${(bytes / 1048576).toFixed(1)} MiB) — page loaded in ${(load / 1000).toFixed(1)} s${shape.lazy ? ' (lazy frames)' : ''}`);
 
     const cross = await page.evaluate(countCrossingsInPage);
     console.log(`  lanes through boxes: ${cross.crossing} of ${cross.edges}`);

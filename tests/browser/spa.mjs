@@ -20,7 +20,8 @@
 //   - clicking a node opens the inspector over the sidebar without covering the node — also for a
 //     node first panned to where the inspector opens; its Receipt tab shows GET /api/receipt/<i>,
 //     the Chain tab the node's frames, the World-model tab files or "no stored version"; while it
-//     shows the head frame, ← moves it along;
+//     shows the head frame, ← moves it along; the Receipt tab and the timeline row's tooltip show
+//     the frame's cause as GET /api/frames gives it (why.mjs);
 //   - `/` focuses the search box; typing a node's name and Enter centres that node at a readable
 //     zoom, rings it and focuses it; Enter then opens its inspector;
 //   - Tab reaches the graph's nodes in reading order (layer by layer), Enter opens the inspector;
@@ -44,6 +45,7 @@
 // Environment: CHROMIUM_PATH (default /usr/bin/chromium). Loopback only; no network.
 
 import { launch, countCrossingsInPage } from './common.mjs';
+import { checkWhy } from './why.mjs';
 
 const USAGE = 'usage: node tests/browser/spa.mjs --url http://127.0.0.1:<port>/ [--screenshot <png>] [--scale] [--large] [--small] [--light] [--timeout <ms>]';
 
@@ -418,6 +420,8 @@ async function run(context, snap, F, ledger) {
     }
     const sub = await page.textContent('#insp-sub');
     check(sub.includes(`frame ${head}`), `the inspector names frame ${head} (got "${sub}")`);
+    // Why did this render: the inspector and the timeline tooltip show the frame's cause.
+    await checkWhy(page, getJSON, head, check);
 
     await page.click('.insp-tabs [data-tab="chain"]');
     const nodeFrames = snap.frames.filter((f) => f.node === node).length;
@@ -533,22 +537,39 @@ async function run(context, snap, F, ledger) {
 
 /** The inspector is open over the sidebar, and node `id`'s box is inside the graph, uncovered. */
 async function checkPlacement(page, id, what) {
-  await page.waitForTimeout(350); // the slide-in transition
+  // Measure once the inspector is open and its slide-in transition has run to its end (a fixed
+  // pause raced the transition under load). Poll on a timer: the default requestAnimationFrame
+  // polling waits on the very frames a loaded machine is slow to produce.
+  const t0 = Date.now();
+  const settled = await page
+    .waitForFunction(() => {
+      const el = document.getElementById('inspector');
+      return !el.classList.contains('closed') && el.getAnimations().every((a) => a.playState === 'finished');
+    }, null, { timeout: 10000, polling: 50 })
+    .then(() => true, () => false);
   const r = await page.evaluate((nid) => {
     const box = (el) => {
       const b = el.getBoundingClientRect();
       return { x: b.x, y: b.y, width: b.width, height: b.height };
     };
     const g = Array.from(document.querySelectorAll('#graph [data-node]')).find((x) => x.getAttribute('data-node') === nid);
+    const ins = document.getElementById('inspector');
     return {
       node: g ? box(g.querySelector('.box')) : null,
-      ins: box(document.getElementById('inspector')),
+      ins: box(ins),
       side: box(document.getElementById('sidebar')),
       graph: box(document.getElementById('graph')),
+      state: {
+        class: ins.className,
+        transform: getComputedStyle(ins).transform,
+        animations: ins.getAnimations().map((a) => `${a.playState}@${a.currentTime}`),
+        timeline: document.timeline.currentTime,
+      },
     };
   }, id);
+  const state = JSON.stringify({ settled, waitedMs: Date.now() - t0, ...r.state });
   if (!check(r.node, `${what} ${id} is drawn`)) return;
-  check(inside(r.side, r.ins, 1), `the inspector opens over the sidebar (inspector ${JSON.stringify(r.ins)}, sidebar ${JSON.stringify(r.side)})`);
+  check(inside(r.side, r.ins, 1), `the inspector opens over the sidebar for ${what} ${id} (inspector ${JSON.stringify(r.ins)}, sidebar ${JSON.stringify(r.side)}, ${state})`);
   check(!intersects(r.node, r.ins) && inside(r.node, r.graph, 1), `the inspector does not cover ${what} ${id} (node ${JSON.stringify(r.node)}, inspector ${JSON.stringify(r.ins)})`);
 }
 
@@ -587,7 +608,10 @@ async function checkPannedUnderInspector(page, nodeSel) {
   // click the part of the box left of the sidebar
   const clickX = Math.min(now.x + now.width / 2, info.graphRight - 20);
   await page.mouse.click(clickX, now.y + now.height / 2);
-  await page.waitForFunction(() => !document.getElementById('inspector').classList.contains('closed'), null, { timeout: 5000 }).catch(() => {});
+  await page.waitForFunction(() => !document.getElementById('inspector').classList.contains('closed'), null, { timeout: 5000, polling: 50 }).catch(() => {});
+  // A click right after a pan opens the inspector (a 0 ms timer alone re-enabled clicks after a
+  // pan, and input can overtake it: such clicks were lost under load).
+  check(!(await page.getAttribute('#inspector', 'class')).includes('closed'), `clicking ${info.best.id} right after a pan opens the inspector`);
   await checkPlacement(page, info.best.id, 'the clicked node');
   await page.keyboard.press('Escape');
   await page.keyboard.press('0');

@@ -76,6 +76,7 @@ fn settings(provider: &str) -> CompileSettings {
         temperature: None,
         reasoning_effort: None,
         sdk_version: sdk_version(None),
+        base_url: None,
     }
 }
 

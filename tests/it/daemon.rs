@@ -13,6 +13,7 @@ use reactor::format::json::{self, Value};
 use reactor::format::receipt::WakeSource;
 use reactor::format::topology::{Edge, TopologyNode};
 use reactor::host::daemon::{Daemon, router};
+use reactor::host::events::Out;
 use reactor::host::hosted::HostedReactor;
 use reactor::host::queue::TaskPool;
 use reactor::http::{BearerAuth, Server, ServerConfig};
@@ -94,6 +95,7 @@ fn host(names: &[&str], auth: Option<&str>) -> Host {
         pool: Arc::new(TaskPool::new(names.len(), 1)),
         single: names.len() == 1,
         stopping: Arc::new(AtomicBool::new(false)),
+        out: Out::Silent,
     });
     let server = Server::start(
         ServerConfig::default(),
@@ -227,7 +229,11 @@ fn single_reactor_routes_and_members() {
     let (_, b, _) = call(&h, "POST", "/trigger/digest", None, &[]);
     assert_eq!(keys(&b), ["reactor", "triggered", "receiptsAdded"]);
     let (_, b, _) = call(&h, "GET", "/status", None, &[]);
-    assert_eq!(keys(&b), ["reactor", "nodes", "queueDepth", "cost"]);
+    assert_eq!(
+        keys(&b),
+        ["reactor", "nodes", "queueDepth", "cost", "inFlight"]
+    );
+    assert!(b.ends_with(r#","inFlight":[]}"#), "{b}");
     let v = json::parse_str(&b).unwrap();
     assert_eq!(v.get("nodes").and_then(Value::as_f64), Some(2.0));
     assert_eq!(v.get("queueDepth").and_then(Value::as_f64), Some(0.0));

@@ -37,7 +37,8 @@ fn version_help_and_argv0_dispatch() {
     let (code, out, _) = devtools(&["-h"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("reactor-devtools — replay a saved Reactor ledger"));
-    assert!(!out.contains("--export"), "--export is not implemented yet");
+    assert!(out.contains("  reactor-devtools <state-dir> --export <file.html> [--force]  # write a self-contained report\n"));
+    assert!(out.contains("      --force   Overwrite on --copy-to or --export.\n"));
     // The same binary under the name reactor-devtools.
     let d = tempfile::tempdir().unwrap();
     let link = d.path().join("reactor-devtools");
@@ -598,6 +599,22 @@ fn live_follow_pushes_new_frames() {
     assert!(got.contains("id: 2\nevent: frame"), "{got}");
     assert_eq!(server.snapshot().frames.len(), 3);
     assert_eq!(server.snapshot().cost_rollup.total.fresh, 60);
+    // The grown frames page with their causes (issue 9): frame 2 re-rendered on an external
+    // wake with an unchanged memo key; its previous frame is frame 1.
+    let (st, _, body) = get(&format!("{}api/frames?from=1&count=5", server.url()));
+    assert_eq!(st, 200);
+    let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (page["count"].as_u64(), page["total"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let why = &page["frames"][1]["why"];
+    assert_eq!(why["causes"], serde_json::json!(["wake"]), "{page}");
+    assert_eq!(why["prior"], 1);
+    assert_eq!(why["text"], "memo key unchanged; external wake");
+    let (_, _, body) = get(&format!("{}api/state?frames=none", server.url()));
+    let head: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(head["frameCount"], 3);
     // A topology appearing triggers a reset.
     std::fs::create_dir_all(d.path().join("compile")).unwrap();
     std::fs::write(

@@ -100,7 +100,11 @@ fn help_and_version_exit_0() {
     for args in [&["--help"][..], &["-h"], &["help"], &["--json", "-h"]] {
         let o = reactor(args);
         assert_eq!(o.code, 0, "{args:?}");
-        assert!(o.stdout.starts_with("reactor — "), "{args:?}: {}", o.stdout);
+        assert!(
+            o.stdout.starts_with("Usage: reactor [global flags] <verb>"),
+            "{args:?}: {}",
+            o.stdout
+        );
         assert!(o.stdout.contains("receipts [list|verify|cost]"));
     }
     for args in [
@@ -131,6 +135,55 @@ fn help_and_version_exit_0() {
             "{args:?}"
         );
     }
+}
+
+/// `--parallel-renders` on every writer verb (issue 10): 1–64, anything else a usage error.
+#[test]
+fn parallel_renders_flag_is_validated_on_run_trigger_and_serve() {
+    let d = tempfile::tempdir().unwrap();
+    let verbs: [&[&str]; 3] = [&["run"], &["trigger", "inbox"], &["serve"]];
+    for verb in verbs {
+        let name = verb[0];
+        for bad in [
+            "0",
+            "65",
+            "-1",
+            "four",
+            "1.5",
+            "+3",
+            "",
+            "99999999999999999999999",
+        ] {
+            let mut args = verb.to_vec();
+            args.push("--parallel-renders");
+            args.push(bad);
+            let o = reactor_in(d.path(), &args);
+            assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+            assert!(
+                o.stderr.starts_with(&format!(
+                    "reactor: error: --parallel-renders: '{bad}' is not an integer from 1 to 64\n"
+                )),
+                "{args:?}: {}",
+                o.stderr
+            );
+            assert!(
+                o.stderr
+                    .contains(&format!("hint: try 'reactor {name} --help'\n")),
+                "{}",
+                o.stderr
+            );
+        }
+        let o = reactor_in(d.path(), &[name, "--help"]);
+        assert!(o.stdout.contains("--parallel-renders <n>"), "{}", o.stdout);
+    }
+    let o = reactor_in(d.path(), &["run", "--parallel-renders"]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .starts_with("reactor: error: --parallel-renders needs a value\n"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -296,7 +349,7 @@ fn config_errors_exit_1_naming_key_and_line() {
     let cases = [
         (
             "state:\n  dir: ./.reactor\nmodel:\n  provider: openrouter\n  temprature: 0\n",
-            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)\n",
+            "reactor: error: reactor.yml:5:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)\n",
         ),
         (
             "sandbox:\n  mode: dokcer\n",
@@ -359,6 +412,8 @@ fn every_example_reactor_yml_is_accepted() {
         }
         seen += 1;
         let st = tempfile::tempdir().unwrap();
+        std::fs::create_dir(st.path().join("s")).unwrap();
+        std::fs::write(st.path().join("s/receipts.json"), "[]\n").unwrap();
         let o = reactor(&[
             "status",
             "--project",
@@ -622,7 +677,7 @@ fn fixture() -> Fixture {
         },
     };
     let at = "2026-06-02T18:00:00Z".parse::<jiff::Timestamp>().unwrap();
-    write_cache(&state, &ir, &key, &cost, at).unwrap();
+    write_cache(&state, &ir, &key, &cost, None, at).unwrap();
 
     let store = WorldModelStore::new(&state);
     let mut versions = BTreeMap::new();
@@ -839,12 +894,13 @@ fn offline_verbs_over_a_project_ledger() {
     assert_eq!(
         o.stdout,
         format!(
-            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  chain          ok (3 receipts)\n",
+            "reactor inspect digest\n\n  wake source    input\n  contract       {}\n  maintains      [digest]\n  subscribes to:\n    items <- inbox\n  published:\n    @atomic      sha256:cc\n    digest       sha256:dd\n  version        {}… (1 files)\n  receipts       3\n  cost           fresh=1090 reused=200\n  last status    skipped\n  last render    frame 3: memo key unchanged; retried after the failed frame 2\n  chain          ok (3 receipts)\n\n  world-model    {}… (published, 1 file)\n    truth.json   19 bytes\n      {{\n        \"digest\": \"1 item\"\n      }}\n",
             ContractSet::load(&f.project)
                 .unwrap()
                 .get("digest")
                 .unwrap()
                 .fingerprint(),
+            &dv[..15],
             &dv[..15]
         )
     );
@@ -917,6 +973,32 @@ fn offline_verbs_over_a_project_ledger() {
         v["traces"][0]["steps"][0]["content_hash"]
     );
     assert_eq!(f.run(&["trace", "ghost"]).code, 1);
+    // --why (issue 9): digest failed first, then rendered again on the same memo key (a retry),
+    // then skipped; the ingress and the gateway rendered first on external wakes.
+    let o = f.run(&["trace", "--why"]);
+    assert_eq!(
+        o.stdout,
+        "reactor trace\n\n  inbox::ingress  (chain ok)\n    #0 rendered wake=external cause=external fresh=0 reused=0\n      why: first receipt of this node (external wake)\n  inbox  (chain ok)\n    #0 rendered wake=external cause=external fresh=2210 reused=0\n      why: first receipt of this node (external wake)\n  digest  (chain ok)\n    #0 failed wake=input cause=input fresh=90 reused=0\n      reason: postconditions failed: cites-items (attested false)\n      why: first receipt of this node (input wake)\n    #1 rendered wake=input cause=input fresh=1000 reused=200\n      why: memo key unchanged; retried after the failed frame 2\n    #2 skipped wake=input cause=input fresh=0 reused=0\n"
+    );
+    let v = f.run(&["trace", "digest", "--why", "--json"]).json();
+    let steps = &v["traces"][0]["steps"];
+    assert_eq!(steps[0]["why"]["causes"], serde_json::json!(["first"]));
+    assert_eq!(steps[1]["why"]["causes"], serde_json::json!(["retry"]));
+    assert_eq!(steps[1]["why"]["prior"], 2);
+    assert_eq!(steps[1]["why"]["priorStatus"], "failed");
+    assert_eq!(steps[2]["why"], serde_json::Value::Null);
+    assert!(
+        f.run(&["trace", "inbox", "--json"]).json()["traces"][0]["steps"][0]
+            .get("why")
+            .is_none()
+    );
+    assert_eq!(f.run(&["trace", "--why=1"]).code, 2);
+    let v = f.run(&["inspect", "digest", "--json"]).json();
+    assert_eq!(v["lastRender"]["frame"], 3);
+    assert_eq!(
+        v["lastRender"]["why"]["causes"],
+        serde_json::json!(["retry"])
+    );
 
     let o = f.run(&["receipts", "verify"]);
     assert_eq!(o.code, 0, "{}", o.stdout);
@@ -1244,13 +1326,20 @@ fn corrupt_ledgers_and_topologies_are_errors() {
 
 #[test]
 fn empty_and_missing_state_dirs() {
+    // A project that has not run yet (the default state dir absent), and one whose configured
+    // state dir is an empty directory: the offline verbs read an empty ledger (HOST.md §8.7).
     let d = tempfile::tempdir().unwrap();
-    let missing = d.path().join("missing");
-    let empty = d.path().join("empty");
-    std::fs::create_dir(&empty).unwrap();
-    for sd in [&missing, &empty] {
+    let fresh = d.path().join("fresh");
+    let configured = d.path().join("configured");
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::create_dir_all(configured.join("empty")).unwrap();
+    std::fs::write(configured.join("reactor.yml"), "state:\n  dir: empty\n").unwrap();
+    for (proj, sd) in [
+        (&fresh, fresh.join(".reactor")),
+        (&configured, configured.join("empty")),
+    ] {
         let s = sd.to_str().unwrap();
-        let o = reactor_in(d.path(), &["status", "--state-dir", s]);
+        let o = reactor_in(proj, &["status"]);
         assert_eq!(o.code, 0, "{}", o.stderr);
         assert_eq!(
             o.stdout,
@@ -1258,45 +1347,45 @@ fn empty_and_missing_state_dirs() {
                 "reactor status\n\n  state dir      {s}\n  compiled       no\n  topology       (none)\n  writer         none\n\n  receipts       0\n  run cost       fresh=0 reused=0\n  dispositions   rendered=0 skipped=0 failed=0\n"
             )
         );
-        let v = reactor_in(d.path(), &["status", "--state-dir", s, "--json"]).json();
+        let v = reactor_in(proj, &["status", "--json"]).json();
         assert_eq!(v["freshness"], "absent");
         assert_eq!(v["compiled"], false);
         assert_eq!(v["run"]["receipts"], 0);
-        let o = reactor_in(d.path(), &["receipts", "verify", "--state-dir", s]);
+        let o = reactor_in(proj, &["receipts", "verify"]);
         assert_eq!(o.code, 1);
         assert_eq!(
             o.stdout,
             "reactor receipts verify\n\n  no receipts found in this state dir — nothing to verify\n"
         );
-        let v = reactor_in(
-            d.path(),
-            &["receipts", "verify", "--state-dir", s, "--json"],
-        )
-        .json();
+        let v = reactor_in(proj, &["receipts", "verify", "--json"]).json();
         assert_eq!(
             (v["ok"].clone(), v["empty"].clone()),
             (serde_json::json!(false), serde_json::json!(true))
         );
-        let o = reactor_in(d.path(), &["logs", "--state-dir", s]);
+        let o = reactor_in(proj, &["logs"]);
         assert_eq!(o.stdout, "reactor logs\n\n  (no receipts)\n");
-        let o = reactor_in(d.path(), &["trace", "--state-dir", s]);
+        let o = reactor_in(proj, &["trace"]);
         assert_eq!(o.stdout, "reactor trace\n\n  (no receipts)\n");
-        let o = reactor_in(d.path(), &["receipts", "cost", "--state-dir", s]);
+        let o = reactor_in(proj, &["receipts", "cost"]);
         assert_eq!(o.code, 0);
         assert_eq!(
             o.stdout,
             "reactor receipts cost\n\n  receipts       0\n  run cost       fresh=0 reused=0\n  dispositions   rendered=0 skipped=0 failed=0\n"
         );
-        let o = reactor_in(d.path(), &["topology", "--state-dir", s]);
+        let o = reactor_in(proj, &["topology"]);
         assert_eq!(o.code, 1);
-        let o = reactor_in(d.path(), &["inspect", "x", "--state-dir", s]);
+        let o = reactor_in(proj, &["inspect", "x"]);
         assert_eq!(o.code, 1);
         assert_eq!(
             o.stderr,
             "reactor: error: unknown node 'x'\nhint: this state dir has no compiled topology; run `reactor compile` first\n"
         );
     }
-    assert!(!missing.exists(), "a reader created the state dir");
+    assert!(
+        !fresh.join(".reactor").exists(),
+        "a reader created the state dir"
+    );
+    let empty = configured.join("empty");
     assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0);
     // A zero-length ledger is an empty ledger with a note.
     std::fs::write(empty.join("receipts.json"), b"").unwrap();
@@ -1335,6 +1424,45 @@ fn the_current_writer_is_reported() {
         v["writer"],
         serde_json::json!({"pid": me, "daemon": true, "url": "http://127.0.0.1:8080/"})
     );
+    assert!(
+        o.stdout.contains("\n  in flight      none\n"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(v["inFlight"], serde_json::json!([]));
+    // The renders in flight the writer records (issue 10): shown while its pid holds the lock.
+    let record = format!(
+        r#"{{"inFlight":[{{"awaitingCommit":false,"node":"inbox","startedAt":"2026-06-02T18:00:05.120Z"}},{{"awaitingCommit":true,"node":"digest","startedAt":"2026-06-02T18:00:07.000Z"}}],"pid":{me}}}"#
+    );
+    std::fs::write(f.state.join("in-flight.json"), record).unwrap();
+    let o = f.run(&["status"]);
+    assert!(
+        o.stdout.contains(
+            "\n  in flight      2 renders: inbox (since 18:00:05), digest (since 18:00:07, awaiting commit)\n"
+        ),
+        "{}",
+        o.stdout
+    );
+    let v = f.run(&["status", "--json"]).json();
+    assert_eq!(
+        v["inFlight"],
+        serde_json::json!([
+            {"node": "inbox", "startedAt": "2026-06-02T18:00:05.120Z", "awaitingCommit": false},
+            {"node": "digest", "startedAt": "2026-06-02T18:00:07.000Z", "awaitingCommit": true}
+        ])
+    );
+    // A record of another pid is stale.
+    std::fs::write(
+        f.state.join("in-flight.json"),
+        r#"{"inFlight":[{"awaitingCommit":false,"node":"inbox","startedAt":"2026-06-02T18:00:05.120Z"}],"pid":4194303}"#,
+    )
+    .unwrap();
+    let o = f.run(&["status"]);
+    assert!(
+        o.stdout.contains("\n  in flight      none\n"),
+        "{}",
+        o.stdout
+    );
     // A dead pid counts as none.
     std::fs::write(f.state.join(".lock"), "4194303\n").unwrap();
     let o = f.run(&["status"]);
@@ -1343,6 +1471,7 @@ fn the_current_writer_is_reported() {
         "{}",
         o.stdout
     );
+    assert!(!o.stdout.contains("in flight"), "{}", o.stdout);
 }
 
 #[test]

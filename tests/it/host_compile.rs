@@ -46,7 +46,9 @@ const SCRUBBED: &[&str] = &[
     "REACTOR_DEBUG",
     "REACTOR_SKILL_PATH",
     "REACTOR_MODEL_RECORD",
-    "REACTOR_HTTP_TIMEOUT_MS",
+    "REACTOR_MODEL_BASE_URL",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
     "REACTOR_KEEP_WORK",
 ];
 
@@ -481,11 +483,30 @@ fn compile_writes_the_cache_then_hits_checks_forces_and_reloads_keylessly() {
     let fake = FakeProvider::with_entries(script(Protocol::Chat));
     let p = Proj::new(&shared, "smallest-project", "openrouter", &fake.base_url());
 
-    // 1. The fresh compile.
+    // 1. The fresh compile. stderr is not a terminal: one plain progress line per finished
+    // session, with its tokens (issue 8 item 2).
     let o = p.run(&["compile"], WITH_KEY);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(o.stdout, compiled_report(&p));
-    assert_eq!(o.stderr, "");
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    let expected = [
+        ("1/5 forme", 2300, 0),
+        ("2/5 canonicalizer:competitor-monitor", 700, 1000),
+        ("3/5 postcondition:competitor-monitor", 490, 1000),
+        ("4/5 canonicalizer:weekly-brief", 380, 1000),
+        ("5/5 postcondition:weekly-brief", 220, 1000),
+    ];
+    assert_eq!(lines.len(), expected.len(), "{}", o.stderr);
+    for (line, (what, fresh, reused)) in lines.iter().zip(expected) {
+        let (head, tail) = line
+            .split_once(" done in ")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(head, format!("reactor: compile: session {what}"));
+        assert!(
+            tail.ends_with(&format!("s (fresh={fresh} reused={reused})")),
+            "{line}"
+        );
+    }
     assert_no_key(&o, p.path());
     let requests = fake.requests();
     assert_eq!(requests.len(), 5);
@@ -871,6 +892,8 @@ struct Failure {
     protocol: Protocol,
     entries: Vec<Entry>,
     env: Vec<(&'static str, &'static str)>,
+    /// Extra `model:` lines of reactor.yml.
+    yml: &'static str,
     /// The message after `reactor: error: compile failed: ` (`{base}` = the fake's base URL).
     message: String,
     /// A prefix is enough (transport errors carry the OS wording).
@@ -894,6 +917,7 @@ fn failures() -> Vec<Failure> {
             protocol: chat,
             entries: vec![fake::error_401(chat).when_purpose("compile:forme")],
             env: vec![],
+            yml: "",
             message: "openrouter rejected the key in FAKE_KEY (HTTP 401): check FAKE_KEY".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -904,6 +928,7 @@ fn failures() -> Vec<Failure> {
             protocol: Protocol::Messages,
             entries: vec![fake::error_401(Protocol::Messages)],
             env: vec![],
+            yml: "",
             message: "anthropic rejected the key in FAKE_KEY (HTTP 401): check FAKE_KEY".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -917,6 +942,7 @@ fn failures() -> Vec<Failure> {
                 fake::error_402(chat).when_purpose("compile:canonicalizer:competitor-monitor"),
             ],
             env: vec![],
+            yml: "",
             message: "insufficient credits on the openrouter account behind FAKE_KEY (HTTP 402): top it up".into(),
             prefix_only: false,
             spent: (2300, 0),
@@ -931,6 +957,7 @@ fn failures() -> Vec<Failure> {
                 v
             },
             env: vec![],
+            yml: "",
             message: "rate limited by openrouter (HTTP 429) after 4 attempts: retry shortly or lower --concurrency".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -941,6 +968,7 @@ fn failures() -> Vec<Failure> {
             protocol: chat,
             entries: many(|| fake::error_500(Protocol::Chat)),
             env: vec![],
+            yml: "",
             message: "openrouter unavailable (HTTP 500) after 4 attempts".into(),
             prefix_only: false,
             spent: (0, 0),
@@ -949,20 +977,23 @@ fn failures() -> Vec<Failure> {
         Failure {
             label: "timeout",
             protocol: chat,
-            entries: many(|| {
-                fake::chat_json(&forme_answer()).delayed(Duration::from_millis(1500))
-            }),
-            env: vec![("REACTOR_HTTP_TIMEOUT_MS", "250")],
-            message: "could not reach {base}: no complete response within 250 ms".into(),
+            // A timed-out attempt is retried once, then the call ends (issue 8 item 4).
+            entries: (0..2)
+                .map(|_| fake::chat_json(&forme_answer()).delayed(Duration::from_millis(1500)))
+                .collect(),
+            env: vec![],
+            yml: "  timeout: 250ms\n",
+            message: "openrouter accepted the request at {base} but sent no complete response within 250 ms (2 attempts): check the endpoint, or raise model.timeout in reactor.yml".into(),
             prefix_only: false,
             spent: (0, 0),
-            requests: 4,
+            requests: 2,
         },
         Failure {
             label: "malformed body",
             protocol: chat,
             entries: vec![fake::malformed(chat, "<html>gateway says {{key}}</html>")],
             env: vec![],
+            yml: "",
             message: "unexpected response from openrouter: ".into(),
             prefix_only: true,
             spent: (0, 0),
@@ -983,6 +1014,7 @@ fn failures() -> Vec<Failure> {
                 })
                 .collect(),
             env: vec![],
+            yml: "",
             message: "the forme answer is still invalid after 2 repair turns: ".into(),
             prefix_only: true,
             spent: (330, 0),
@@ -1023,6 +1055,9 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
             p.edit_brief();
             p
         };
+        if !f.yml.is_empty() {
+            p.configure(provider, &fake.base_url(), "compile-model", f.yml);
+        }
         let before = snapshot(&p.state().join("compile"));
         let mut env = f.env.clone();
         env.push(("FAKE_KEY", CANARY));
@@ -1030,7 +1065,7 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
         let args: &[&str] = if json_mode {
             &["--json", "compile"]
         } else {
-            &["compile"]
+            &["-q", "compile"]
         };
         let o = p.run(args, &env);
         let label = f.label;
@@ -1046,7 +1081,14 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
         assert_eq!(o.code, 1, "{label}: {}{}", o.stdout, o.stderr);
         let message = f.message.replace("{base}", &fake.base_url());
         let lines: Vec<&str> = o.stderr.lines().collect();
-        assert_eq!(lines.len(), 2, "{label}: {}", o.stderr);
+        // The spent-tokens hint only when a token was spent (issue 8 item 7).
+        let spent_any = f.spent != (0, 0);
+        assert_eq!(
+            lines.len(),
+            if spent_any { 2 } else { 1 },
+            "{label}: {}",
+            o.stderr
+        );
         let first = format!("reactor: error: compile failed: {message}");
         if f.prefix_only {
             assert!(lines[0].starts_with(&first), "{label}: {}", lines[0]);
@@ -1054,14 +1096,17 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
         } else {
             assert_eq!(lines[0], first, "{label}");
         }
-        assert_eq!(
-            lines[1],
-            format!(
-                "hint: tokens already spent: fresh={} reused={}",
-                f.spent.0, f.spent.1
-            ),
-            "{label}"
-        );
+        if spent_any {
+            assert_eq!(
+                lines[1],
+                format!(
+                    "hint: tokens already spent: fresh={} reused={}",
+                    f.spent.0, f.spent.1
+                ),
+                "{label}"
+            );
+        }
+        assert!(!o.stderr.contains("fresh=0 reused=0"), "{label}");
         if json_mode {
             let j = o.json();
             assert_eq!(j["status"], "error");
@@ -1071,10 +1116,14 @@ fn provider_failures_exit_1_leave_no_partial_cache_and_never_leak_the_key() {
                 m.starts_with(&format!("compile failed: {message}")),
                 "{label}: {m}"
             );
-            assert!(m.ends_with(&format!(
-                "; hint: tokens already spent: fresh={} reused={}",
-                f.spent.0, f.spent.1
-            )));
+            assert_eq!(
+                m.ends_with(&format!(
+                    "; hint: tokens already spent: fresh={} reused={}",
+                    f.spent.0, f.spent.1
+                )),
+                spent_any,
+                "{label}: {m}"
+            );
         } else {
             assert_eq!(o.stdout, "", "{label}");
         }
@@ -1160,7 +1209,7 @@ fn several_reactors_report_each_and_exit_with_the_worst() {
         reactor(d.path(), &all, WITH_KEY)
     };
     // beta has no contracts: alpha compiles, beta fails, exit 1.
-    let o = run(&["compile"]);
+    let o = run(&["--quiet", "compile"]);
     assert_eq!(o.code, 1);
     assert!(
         o.stdout.starts_with(
@@ -1236,6 +1285,7 @@ fn doctor_report(p: &Proj, base_url: &str, key: &str, state: &str, ir: &str, tai
   version        reactor 0.2.0
   config         {} (ok)
   provider       openrouter (chat-completions, {base_url})
+  sources        provider reactor.yml, base_url reactor.yml, api_key_env reactor.yml, render_model reactor.yml, compile_model reactor.yml
   live key       {key}
   offline mode   not forced
   system prompt  embedded
@@ -1308,6 +1358,10 @@ fn doctor_reports_text_and_json() {
             "transport": "chat-completions",
             "baseUrl": base,
             "apiKeyEnv": "FAKE_KEY",
+            "endpoint": format!("{base}/chat/completions"),
+            "sources": {"provider": "reactor.yml", "base_url": "reactor.yml",
+                        "api_key_env": "reactor.yml", "render_model": "reactor.yml",
+                        "compile_model": "reactor.yml"},
             "liveKeyPresent": true,
             "offlineForced": false,
             "systemPrompt": {"source": "embedded", "ok": true},
@@ -1445,7 +1499,7 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     .unwrap();
     let o = reactor(d.path(), &["doctor"], &[]);
     assert_eq!(o.code, 1);
-    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env)";
+    let first = "reactor.yml:3:3: model.temprature: unknown key (expected one of: provider, render_model, compile_model, temperature, reasoning_effort, max_turns, base_url, api_key_env, max_tokens, timeout, connect_timeout, parallel_renders)";
     let cwd = reactor::host::project::absolute(d.path());
     assert!(
         o.stdout.contains(&format!(
@@ -1457,7 +1511,9 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     );
     assert!(
         o.stdout
-            .contains(&format!("\n  status: UNHEALTHY — reactor.yml: {first}\n"))
+            .contains(&format!("\n  status: UNHEALTHY — {first}\n")),
+        "{}",
+        o.stdout
     );
     assert!(
         o.stdout
@@ -1477,8 +1533,9 @@ fn doctor_reports_a_config_error_and_no_contracts_with_exit_1() {
     let o = reactor(d.path(), &["doctor"], &[]);
     assert_eq!(o.code, 1);
     assert!(
-        o.stdout
-            .contains("(ERROR: model.compile_model is required for provider 'openai')"),
+        o.stdout.contains(
+            "(ERROR: reactor.yml:2:13: model.compile_model is required for provider 'openai')"
+        ),
         "{}",
         o.stdout
     );

@@ -268,6 +268,10 @@ fn serve_json_is_removed_on_a_second_signal() {
         !state.join("serve.json").exists(),
         "serve.json outlived the forced exit"
     );
+    // The abandoned render wrote no receipt (issue 10): only the ingress receipt is there.
+    let ledger = std::fs::read_to_string(state.join("receipts.json")).unwrap();
+    assert!(ledger.contains(r#""node":"inbox::ingress""#), "{ledger}");
+    assert!(!ledger.contains(r#""node":"inbox""#), "{ledger}");
     // Nothing committed was damaged: the ingress receipt verifies, writers can open.
     let out = cmd(proj.path())
         .args(["receipts", "verify"])

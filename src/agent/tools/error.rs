@@ -16,7 +16,7 @@ fn quoted(raw: &str) -> String {
 const MIB: u64 = 1024 * 1024;
 
 /// Why a tool path is refused (RUNTIME.md §8.2, §8.5: confinement to the workspace).
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
     /// `""`.
     #[error("path is empty")]

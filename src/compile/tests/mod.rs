@@ -154,6 +154,7 @@ fn settings() -> CompileSettings {
         temperature: None,
         reasoning_effort: None,
         sdk_version: sdk_version(None),
+        base_url: None,
     }
 }
 

@@ -35,21 +35,38 @@ impl UpstreamReader for Upstream<'_> {
     }
 }
 
-/// Everything one decision about `node` shares.
-struct Decision<'a> {
+/// One decision about `node`, split so that its render can run on another thread: the
+/// snapshot taken under the state lock ([`Reactor::prepare`]), the render itself
+/// ([`Decision::render`], no lock held) and the commit ([`Decision::finish`]: fingerprint, gate,
+/// world-model commit, receipt append), which the drain runs in its commit order.
+pub(super) struct Decision<'a> {
     reactor: &'a Reactor,
     node: &'a str,
-    wake: &'a Wake,
+    wake: Wake,
     nir: &'a NodeIr,
     /// The current input tuple.
     inputs: Vec<String>,
     /// The node's last receipt.
     last: Option<Receipt>,
+    /// What the render reads; `None` on a memo hit (no render).
+    render: Option<RenderInput>,
+}
+
+/// The render's own inputs, taken with the snapshot.
+struct RenderInput {
+    prior: FileTree,
+    producers: Vec<String>,
 }
 
 impl Reactor {
-    /// One decision: memo skip, or render → commit → receipt (RUNTIME.md §7.4 steps 2–8).
-    pub(super) fn decide(&self, node: &str, wake: &Wake) -> Result<ReconcileResult, CoreError> {
+    /// The snapshot of one decision (RUNTIME.md §7.4 steps 2–3): the input tuple and the last
+    /// receipt under the state lock, the memo check, and — on a miss — the prior published
+    /// files and the producers the render may read.
+    pub(super) fn prepare<'a>(
+        &'a self,
+        node: &'a str,
+        wake: Wake,
+    ) -> Result<Decision<'a>, CoreError> {
         let nir = self.node_ir(node)?;
         let (inputs, last) = {
             let st = lock(&self.state);
@@ -58,33 +75,65 @@ impl Reactor {
                 st.ledger.last(node).cloned(),
             )
         };
-        let d = Decision {
+        let mut d = Decision {
             reactor: self,
             node,
             wake,
             nir,
             inputs,
             last,
+            render: None,
         };
-        if d.memo_hit() {
-            return d.skip();
+        if !d.memo_hit() {
+            d.render = Some(RenderInput {
+                prior: self.store.published_files(node),
+                producers: self.producers_of(node),
+            });
         }
-        let prior = self.store.published_files(node);
+        Ok(d)
+    }
+}
+
+impl Decision<'_> {
+    /// The node this decision is about.
+    pub(super) fn node(&self) -> &str {
+        self.node
+    }
+
+    /// Whether [`Decision::render`] will call the render (a memo miss).
+    pub(super) fn renders(&self) -> bool {
+        self.render.is_some()
+    }
+
+    /// Runs the render (no lock held; safe on a worker thread). `None` on a memo hit.
+    pub(super) fn render(&self) -> Option<RenderOutcome> {
+        let input = self.render.as_ref()?;
         let upstream = Upstream {
-            producers: self.producers_of(node),
-            store: &self.store,
+            producers: input.producers.clone(),
+            store: &self.reactor.store,
         };
-        let outcome = self.render.render(&RenderContext {
-            node,
-            wake,
-            contract_fingerprint: &nir.contract_fingerprint,
-            input_fingerprints: &d.inputs,
-            prior: &prior,
+        Some(self.reactor.render.render(&RenderContext {
+            node: self.node,
+            wake: &self.wake,
+            contract_fingerprint: &self.nir.contract_fingerprint,
+            input_fingerprints: &self.inputs,
+            prior: &input.prior,
             upstream: &upstream,
-        });
+        }))
+    }
+
+    /// Ends the decision with its receipt (RUNTIME.md §7.4 steps 4–8): `skipped` on a memo hit
+    /// (`outcome` is then `None`), otherwise the render's outcome committed or refused.
+    ///
+    /// Errors: infrastructure failures (the receipt append), RUNTIME.md §7.10.
+    pub(super) fn finish(
+        &self,
+        outcome: Option<RenderOutcome>,
+    ) -> Result<ReconcileResult, CoreError> {
         match outcome {
-            RenderOutcome::Failed(f) => d.fail(&f.reason, &f.usage),
-            RenderOutcome::Done(product) => d.commit(product),
+            None => self.skip(),
+            Some(RenderOutcome::Failed(f)) => self.fail(&f.reason, &f.usage),
+            Some(RenderOutcome::Done(product)) => self.commit(product),
         }
     }
 }

@@ -1,43 +1,37 @@
-//! The height-ordered drain with merged wakes and pruning (RUNTIME.md §7.7), `ingest`, `tick`
-//! and the boot cold-miss sweep (§12).
+//! The drain's planning (RUNTIME.md §7.7): merged seed wakes, the dirty set, the distinct dirty
+//! producers of each node and the commit order; `ingest`, `tick` and the boot cold-miss sweep
+//! (§12). The executor that fires the plan is `schedule.rs`.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
+use super::schedule::Plan;
 use super::{CoreError, Reactor, ReconcileResult, lock};
 use crate::format::json;
 use crate::format::receipt::{Status, Wake, WakeSource};
 
-/// `(height, id in UTF-16 order)` for the drain's ready queue.
-#[derive(PartialEq, Eq)]
-struct Ready(u32, String);
-impl Ord for Ready {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0
-            .cmp(&o.0)
-            .then_with(|| json::utf16_cmp(&self.1, &o.1))
-    }
-}
-impl PartialOrd for Ready {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
 impl Reactor {
     /// Drains `seeds` and everything they wake, to quiescence (RUNTIME.md §7.7). One drain runs
-    /// at a time per reactor.
+    /// at a time per reactor; within it up to [`Reactor::parallel_renders`] renders run at once
+    /// while receipts commit in the serial order (height, then node id in UTF-16 order).
     ///
     /// Under the group-commit policy the drain's writes are made durable once, at its end, before
-    /// it returns; nothing it wrote is acknowledged earlier.
+    /// it returns; nothing it wrote is acknowledged earlier. After a stop request
+    /// ([`Reactor::set_stop_flag`]) the drain starts nothing new and returns once the renders
+    /// in flight committed.
     pub fn drain(&self, seeds: Vec<(String, Wake)>) -> Result<Vec<ReconcileResult>, CoreError> {
         let _guard = lock(&self.drain_lock);
-        let results = self.drain_locked(seeds);
+        let results = self
+            .plan(seeds)
+            .and_then(|plan| super::schedule::run(self, &plan));
         self.sync()?;
         results
     }
 
-    fn drain_locked(&self, seeds: Vec<(String, Wake)>) -> Result<Vec<ReconcileResult>, CoreError> {
+    /// Planning steps 1–4 of RUNTIME.md §7.7. The commit order is the dirty set sorted by
+    /// (height, id in UTF-16 order): heights are longest paths, so it is exactly the order in
+    /// which the serial loop's "lowest ready height, then id" picks would settle the nodes,
+    /// whatever the outcomes.
+    fn plan(&self, seeds: Vec<(String, Wake)>) -> Result<Plan, CoreError> {
         // 1. merge seeds per node
         let mut wakes: HashMap<String, Wake> = HashMap::new();
         let mut seed_set: HashSet<String> = HashSet::new();
@@ -63,84 +57,53 @@ impl Reactor {
                 }
             }
         }
-        // 3. remaining distinct dirty producers
-        let mut remaining: HashMap<String, usize> = HashMap::new();
-        for n in &dirty {
-            let producers = self.producers_of(n);
-            remaining.insert(
-                n.clone(),
-                producers.iter().filter(|p| dirty.contains(*p)).count(),
-            );
-        }
         let height = |n: &str| self.mounted.heights.get(n).copied().unwrap_or(0);
-        let mut ready: BinaryHeap<Reverse<Ready>> = remaining
+        let mut order: Vec<String> = dirty.into_iter().collect();
+        order.sort_by(|a, b| {
+            height(a)
+                .cmp(&height(b))
+                .then_with(|| json::utf16_cmp(a, b))
+        });
+        let pos: HashMap<String, usize> = order
             .iter()
-            .filter(|(_, r)| **r == 0)
-            .map(|(n, _)| Reverse(Ready(height(n), n.clone())))
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
             .collect();
-        let mut moved: HashSet<String> = HashSet::new();
-        let mut done: HashSet<String> = HashSet::new();
-        let mut results = Vec::new();
-        let guard = 4 * self.mounted.heights.len() + 16;
-        let mut picks = 0usize;
-        while done.len() < dirty.len() {
-            picks += 1;
-            if picks > guard {
-                return Err(CoreError::Internal("drain exceeded its pick guard".into()));
-            }
-            let Some(Reverse(Ready(_, n))) = ready.pop() else {
-                return Err(CoreError::Internal(
-                    "drain found no ready node (a cycle or an inconsistent topology)".into(),
-                ));
-            };
-            if done.contains(&n) {
-                continue;
-            }
-            if seed_set.contains(&n) || moved.contains(&n) {
-                let wake = wakes
-                    .remove(&n)
-                    .unwrap_or_else(|| Wake::new(WakeSource::Input));
-                if self.mounted.phantoms.contains(&n) {
-                    return Err(CoreError::Internal(format!(
-                        "phantom producer '{n}' was woken"
-                    )));
-                }
-                let fired = self.fire(&n, wake)?;
-                for r in &fired {
-                    let wake_ref = r.receipt.as_ref().map(|x| x.content_hash.clone());
-                    for t in &r.propagated {
-                        if !dirty.contains(t) {
-                            return Err(CoreError::Internal(format!(
-                                "propagation target '{t}' is not dirty"
-                            )));
-                        }
-                        let w = Wake {
-                            source: WakeSource::Input,
-                            refs: wake_ref.iter().cloned().collect(),
-                        };
-                        match wakes.get_mut(t) {
-                            Some(x) => x.merge(&w),
-                            None => {
-                                wakes.insert(t.clone(), w);
-                            }
-                        }
-                        moved.insert(t.clone());
+        // 3. remaining distinct dirty producers; distinct dirty subscribers
+        let remaining = order
+            .iter()
+            .map(|n| {
+                self.producers_of(n)
+                    .iter()
+                    .filter(|p| pos.contains_key(*p))
+                    .count()
+            })
+            .collect();
+        let subscribers = order
+            .iter()
+            .map(|n| {
+                let mut out: Vec<usize> = Vec::new();
+                for s in self.mounted.subscribers.get(n).into_iter().flatten() {
+                    if let Some(&i) = pos.get(s)
+                        && !out.contains(&i)
+                    {
+                        out.push(i);
                     }
                 }
-                results.extend(fired);
-            }
-            done.insert(n.clone());
-            for s in self.mounted.subscribers.get(&n).into_iter().flatten() {
-                if dirty.contains(s) && !done.contains(s) {
-                    let r = remaining.entry(s.clone()).or_default();
-                    *r = r.saturating_sub(1);
-                    if *r == 0 {
-                        ready.push(Reverse(Ready(height(s), s.clone())));
-                    }
-                }
-            }
-        }
-        Ok(results)
+                out
+            })
+            .collect();
+        // 4. seeds carry their merged wake; every other node starts without one
+        let seeds = order.iter().map(|n| seed_set.contains(n)).collect();
+        let wakes = order.iter().map(|n| wakes.remove(n)).collect();
+        Ok(Plan {
+            order,
+            pos,
+            remaining,
+            subscribers,
+            seeds,
+            wakes,
+        })
     }
 
     /// `ingest(node, wake)`: a wake for an in-flight node coalesces at once; otherwise a drain
@@ -160,7 +123,7 @@ impl Reactor {
 
     /// The boot seeds (RUNTIME.md §12): sources plus cold misses, each with its declared wake
     /// source and empty refs, in topology order.
-    pub fn boot_seeds(&self) -> Vec<(String, Wake)> {
+    pub(crate) fn boot_seeds(&self) -> Vec<(String, Wake)> {
         let st = lock(&self.state);
         let mut seeds = Vec::new();
         for n in &self.mounted.nodes {

@@ -4,7 +4,6 @@
 use super::{Arrival, CoreError, Reactor, StageOutcome, lock};
 use crate::format::json::{self, Object, Value};
 use crate::format::opwm;
-use crate::format::propagate::moved_facets;
 use crate::format::receipt::{Cost, Fingerprints, Receipt, Status, Wake, WakeSource};
 use crate::format::topology::ingress_node;
 
@@ -136,13 +135,15 @@ impl Reactor {
     }
 
     /// The subscribers of a phantom producer's moved facets (to seed a drain after
-    /// [`Reactor::append_phantom`]), with the input wake they receive.
-    pub fn phantom_targets(
+    /// [`Reactor::append_phantom`]), with the input wake they receive. Only the fixture
+    /// generators seed drains this way.
+    #[cfg(feature = "testing")]
+    pub(crate) fn phantom_targets(
         &self,
         receipt: &Receipt,
         prior: Option<&Fingerprints>,
     ) -> Vec<(String, Wake)> {
-        let moved = moved_facets(&receipt.fingerprints, prior);
+        let moved = crate::format::propagate::moved_facets(&receipt.fingerprints, prior);
         self.targets(&receipt.node, &moved)
             .into_iter()
             .map(|t| {

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
+use crate::devtools::pages::{HashIndex, PageSource};
 use crate::format::json::{self, Value};
 use crate::http::{SseEvent, SseHub};
 use crate::replay::ledger::{LedgerReadError, read_growth, read_ledger_file};
@@ -12,11 +13,15 @@ use crate::replay::open::{OpenedStateDir, open_state_dir, project_receipt};
 use crate::replay::snapshot::{
     LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session,
 };
+use crate::replay::why::WhySlots;
 
 pub(super) struct Live {
     pub(super) opened: OpenedStateDir,
     pub(super) session: ReplaySession,
     pub(super) cache: Option<(Arc<ReplaySnapshot>, Arc<Vec<u8>>)>,
+    /// Input slots of the topology and content hashes of the receipts (frame causes).
+    slots: WhySlots,
+    hashes: HashIndex,
     /// (len, mtime, inode) of receipts.json, topology, labels, beats at the last read.
     pub(super) stamps: Vec<Option<(u64, std::time::SystemTime, u64)>>,
 }
@@ -26,10 +31,22 @@ impl Live {
         let session = build_session(&opened);
         let stamps = stamps(&opened);
         Live {
+            slots: WhySlots::new(opened.topology.as_ref()),
+            hashes: HashIndex::new(&opened.raw),
             opened,
             session,
             cache: None,
             stamps,
+        }
+    }
+
+    /// The paged-frame view of this state ([`crate::devtools::pages`]).
+    pub(super) fn pages(&self) -> PageSource<'_> {
+        PageSource {
+            opened: &self.opened,
+            session: &self.session,
+            slots: &self.slots,
+            hashes: &self.hashes,
         }
     }
 
@@ -252,6 +269,8 @@ pub(super) fn poll_once(shared: &Shared) {
     let mut events = Vec::with_capacity(new.len() + 1);
     for ((v, p), h) in new.into_iter().zip(projected).zip(hashes) {
         live.session.push(&v, &p, &h);
+        let i = live.opened.raw.len();
+        live.hashes.push(i, &v);
         live.opened.raw.push(v);
         live.opened.projected.push(p);
         live.opened.recomputed.push(h);

@@ -8,9 +8,11 @@ use serde::Serialize;
 
 use super::INDEX_CSP;
 use super::live::{Shared, lock};
+use crate::devtools::pages::parse_page_query;
 use crate::format::json::{self, Value};
 use crate::format::receipt::verify_receipt_with;
 use crate::http::{Request, Response, Router, SseEvent, StaticAssets};
+use crate::replay::snapshot::snapshot_head;
 use crate::replay::worldmodel::read_node_world_model;
 
 static ASSETS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/assets");
@@ -30,10 +32,8 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
     let s3 = shared.clone();
     let s4 = shared.clone();
     let s5 = shared.clone();
-    let state = move |_req: &mut Request| {
-        let (_, bytes) = lock(&s1.live).snapshot();
-        json_response(200, bytes.as_ref().clone()).with_etag()
-    };
+    let s6 = shared.clone();
+    let state = move |req: &mut Request| state_route(&s1, req);
     let state = Arc::new(state);
     let state2 = state.clone();
     Router::new()
@@ -45,6 +45,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
             receipt_route(&s3, req)
         })
         .get("/events", move |req| events_route(&s4, req))
+        .get("/api/frames", move |req| frames_route(&s6, req))
         .get("/api/ledger", move |_req| {
             json_response(200, s5.ledger.clone())
         })
@@ -59,6 +60,49 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
             }
             assets.respond_or_404(&path)
         })
+}
+
+/// `GET /api/state` (VIEWER.md §6.3) and its project variants `?frames=none` and `?why=1`
+/// ([`crate::devtools::pages`]); every other query, malformed ones included, serves the
+/// snapshot unchanged.
+fn state_route(shared: &Shared, req: &mut Request) -> Response {
+    let query = req.query().ok();
+    let variant = query.as_ref().and_then(|q| {
+        if q.get("frames") == Some("none") {
+            Some(true)
+        } else if q.get("why") == Some("1") {
+            Some(false)
+        } else {
+            None
+        }
+    });
+    let mut live = lock(&shared.live);
+    let bytes = match variant {
+        None => live.snapshot().1.as_ref().clone(),
+        Some(head_only) => {
+            let head = snapshot_head(&live.opened, &live.session);
+            let pages = live.pages();
+            if head_only {
+                pages.state_head(&head)
+            } else {
+                pages.state_with_why(&head)
+            }
+        }
+    };
+    drop(live);
+    json_response(200, bytes).with_etag()
+}
+
+/// `GET /api/frames?from=&count=[&form=index]` ([`crate::devtools::pages`]).
+fn frames_route(shared: &Shared, req: &mut Request) -> Response {
+    let q = match parse_page_query(req.raw_query()) {
+        Ok(q) => q,
+        Err(e) => return Response::error(400, &e),
+    };
+    let live = lock(&shared.live);
+    let body = live.pages().page(&q);
+    drop(live);
+    json_response(200, body)
 }
 
 fn node_route(shared: &Shared, req: &mut Request) -> Response {

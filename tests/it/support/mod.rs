@@ -33,4 +33,5 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_reactor"))
 }
 pub mod fake_provider;
+pub mod raw_server;
 pub mod smallest;
