@@ -6,8 +6,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use crate::devtools::examples::{self, CopyError, SHIPPED_EXAMPLES};
+use crate::replay::open::torn_note;
+use crate::replay::open_stream::read_for_describe;
 use crate::replay::{self, DescribeOptions, OpenError, OpenStateDirOptions, OpenedStateDir};
+use crate::store::source::{DiskSource, StateSource};
 
 /// The usage text (VIEWER.md §2.6).
 pub const USAGE: &str = "reactor-devtools — replay a saved Reactor ledger in a browser DAG viewer
@@ -251,8 +256,8 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
     if let (Some(name), Some(dir)) = (&a.example, &a.copy_to) {
         return copy_to(name, &PathBuf::from(dir), a.force, io);
     }
-    let opened = match open_target(&a, io) {
-        Ok(opened) => opened,
+    let target = match target(&a, io) {
+        Ok(t) => t,
         Err(code) => return code,
     };
     let shown = a
@@ -264,6 +269,10 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
                 .display()
                 .to_string()
         });
+    if a.describe {
+        return describe(&target, &shown, a.json, io);
+    }
+    let opened = target.open();
     if let Some(file) = &a.export {
         return crate::devtools::export::run_cli(
             opened,
@@ -276,9 +285,6 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
             },
             io,
         );
-    }
-    if a.describe {
-        return describe(opened, &shown, a.json, io);
     }
     let opened = match opened {
         Ok(o) => o,
@@ -362,13 +368,46 @@ fn check(a: &Args, io: &mut Io<'_>) -> Result<u16, u8> {
     Ok(port)
 }
 
-/// Opens the bundled example or the state directory. A directory that is absent or not a
-/// state directory is reported here (exit code in `Err`); other failures are returned for the
-/// mode to word.
-fn open_target(a: &Args, io: &mut Io<'_>) -> Result<Result<OpenedStateDir, OpenError>, u8> {
-    let opts = OpenStateDirOptions::default();
+/// What the command line names: a bundled example or a state directory on disk.
+enum Target {
+    /// `--example <name>` (a shipped name; checked before).
+    Example(String),
+    /// `<state-dir>`.
+    Dir(PathBuf),
+}
+
+impl Target {
+    /// Opens it whole (server and `--export`).
+    fn open(&self) -> Result<OpenedStateDir, OpenError> {
+        let opts = OpenStateDirOptions::default();
+        match self {
+            Target::Example(name) => examples::open_example(name, &opts),
+            Target::Dir(dir) => replay::open_state_dir(dir, &opts),
+        }
+    }
+
+    /// Where its bytes come from, the state-dir string it shows, and whether it is synthetic.
+    fn source(&self) -> Result<(Arc<dyn StateSource>, String, bool), OpenError> {
+        match self {
+            Target::Example(name) => Ok((
+                examples::example_source(name)?,
+                format!("example:{name}"),
+                true,
+            )),
+            Target::Dir(dir) => Ok((
+                Arc::new(DiskSource::new(dir)),
+                dir.display().to_string(),
+                false,
+            )),
+        }
+    }
+}
+
+/// The bundled example or the state directory. A directory that is absent or not a state
+/// directory is reported here (exit code in `Err`).
+fn target(a: &Args, io: &mut Io<'_>) -> Result<Target, u8> {
     if let Some(name) = &a.example {
-        return Ok(examples::open_example(name, &opts));
+        return Ok(Target::Example(name.clone()));
     }
     let dir = PathBuf::from(a.state_dir.clone().unwrap_or_default());
     let shown = dir.display().to_string();
@@ -384,18 +423,18 @@ fn open_target(a: &Args, io: &mut Io<'_>) -> Result<Result<OpenedStateDir, OpenE
         ));
         return Err(1);
     }
-    Ok(replay::open_state_dir(&dir, &opts))
+    Ok(Target::Dir(dir))
 }
 
-/// `--describe [--json]` (VIEWER.md §5): exit 0 when every chain verifies.
-fn describe(
-    opened: Result<OpenedStateDir, OpenError>,
-    shown: &str,
-    json: bool,
-    io: &mut Io<'_>,
-) -> u8 {
-    let opened = match opened {
-        Ok(o) => o,
+/// `--describe [--json]` (VIEWER.md §5): exit 0 when every chain verifies. The ledger is
+/// streamed ([`crate::replay::open_stream`]) and the report written as it is formatted.
+fn describe(target: &Target, shown: &str, json: bool, io: &mut Io<'_>) -> u8 {
+    let read = target.source().and_then(|(src, state_dir, synthetic)| {
+        let opts = OpenStateDirOptions::default();
+        read_for_describe(src.as_ref(), state_dir, &opts).map(|input| (input, synthetic))
+    });
+    let (input, synthetic) = match read {
+        Ok(r) => r,
         Err(e) => {
             io.err(&format!(
                 "reactor-devtools --describe: cannot read state-dir \"{shown}\": {e}\n"
@@ -403,25 +442,24 @@ fn describe(
             return 1;
         }
     };
-    if let Some(note) = opened.torn_note() {
-        io.err(&format!("{note}\n"));
-    } else if opened.zero_length {
+    if let Some(t) = &input.end.torn {
+        io.err(&format!("{}\n", torn_note(t)));
+    } else if input.end.zero_length {
         io.err("reactor-devtools: note: receipts.json is empty (0 bytes); treating it as an empty ledger\n");
     }
-    let result = replay::describe_state_dir(
-        &opened,
-        &DescribeOptions {
-            use_labels: None,
-            synthetic: opened.synthetic,
-        },
-    );
-    if json {
-        let bytes = crate::format::json::to_js_pretty(&result.data);
-        io.out(&String::from_utf8_lossy(&bytes));
+    let report = input.report(&DescribeOptions {
+        use_labels: None,
+        synthetic,
+    });
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.out);
+    // As with every other output, a closed stdout is not an error of the report.
+    let _ = if json {
+        report.write_json(&mut out)
     } else {
-        io.out(&result.text);
-    }
-    if result.chain_ok { 0 } else { 1 }
+        report.write_text(&mut out)
+    };
+    let _ = out.flush();
+    if report.chain_ok() { 0 } else { 1 }
 }
 
 /// VIEWER.md §2.4 step 9: `--export` with `--describe` or `--copy-to`, or `--title` /

@@ -8,7 +8,7 @@ use include_dir::{Dir, include_dir};
 use crate::replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir, open_source,
 };
-use crate::store::source::EmbeddedSource;
+use crate::store::source::{EmbeddedSource, StateSource};
 
 static FIXTURES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures");
 
@@ -30,18 +30,20 @@ pub fn example_dir(name: &str) -> Option<&'static Dir<'static>> {
     FIXTURES.get_dir(name)
 }
 
+/// The bytes of an embedded fixture.
+///
+/// Errors: [`OpenError::UnknownExample`] as [`open_example`].
+pub(crate) fn example_source(name: &str) -> Result<Arc<dyn StateSource>, OpenError> {
+    let dir = example_dir(name).ok_or_else(|| OpenError::UnknownExample(name.to_string()))?;
+    Ok(Arc::new(EmbeddedSource::new(dir)))
+}
+
 /// Opens an embedded fixture (`stateDir` = `example:<name>`, synthetic).
 ///
 /// Errors: [`OpenError::UnknownExample`] for a name that is not one of the six (or not
 /// bundled in this build); otherwise as `open_state_dir`.
 pub fn open_example(name: &str, opts: &OpenStateDirOptions) -> Result<OpenedStateDir, OpenError> {
-    let dir = example_dir(name).ok_or_else(|| OpenError::UnknownExample(name.to_string()))?;
-    open_source(
-        format!("example:{name}"),
-        Arc::new(EmbeddedSource::new(dir)),
-        true,
-        opts,
-    )
+    open_source(format!("example:{name}"), example_source(name)?, true, opts)
 }
 
 /// Errors of [`copy_example`] (VIEWER.md §2.8).

@@ -1,11 +1,16 @@
 //! `reactor-devtools --describe` (VIEWER.md §5): the headless run summary, as text and as JSON.
 
+use std::io::{self, Write};
+
 use serde::Serialize;
 
+use crate::format::json::JsPrettyFormatter;
 use crate::format::receipt::{Status, WakeSource};
+use crate::format::topology::Topology;
+use crate::replay::describe_rows::DescribeTally;
 use crate::replay::open::OpenedStateDir;
 use crate::replay::snapshot::{
-    Bucket, ByCause, LabelMap, ReceiptFrame, ReplaySession, build_session,
+    Bucket, ByCause, CostRollupView, LabelMap, ReplaySession, build_session,
 };
 
 /// Options of [`describe_state_dir`].
@@ -133,10 +138,12 @@ pub struct DescribeChain {
     pub errors: Vec<String>,
 }
 
-/// The describe JSON document (VIEWER.md §5.6), keys in order.
+/// The describe JSON document (VIEWER.md §5.6), keys in order. `F` is the `frames` member: the
+/// rows themselves, or a view that builds them while serializing
+/// ([`crate::replay::describe_rows::FramesJson`]).
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct DescribeData {
+pub struct DescribeData<F = Vec<DescribeFrame>> {
     /// `"reactor-devtools"`.
     pub tool: &'static str,
     /// The state-dir string.
@@ -159,7 +166,7 @@ pub struct DescribeData {
     /// PER-NODE rows.
     pub nodes: Vec<DescribeNode>,
     /// FRAMES rows.
-    pub frames: Vec<DescribeFrame>,
+    pub frames: F,
     /// Chain verdict.
     pub chain_verify: DescribeChain,
 }
@@ -222,341 +229,356 @@ const CHAIN_OK_BLOCK: [&str; 6] = [
 /// Builds the describe text and JSON (VIEWER.md §5) from an opened state directory.
 pub fn describe_state_dir(opened: &OpenedStateDir, opts: &DescribeOptions) -> DescribeResult {
     let session = build_session(opened);
-    describe_session(opened, &session, opts)
-}
-
-/// [`describe_state_dir`] over an already built session.
-pub(crate) fn describe_session(
-    opened: &OpenedStateDir,
-    session: &ReplaySession,
-    opts: &DescribeOptions,
-) -> DescribeResult {
-    let use_labels = opts.use_labels.unwrap_or(!opened.labels.is_empty());
-    let labels = LabelMap::new(&opened.labels, use_labels);
-    let frames = &session.frames;
-    let mut lines: Vec<String> = Vec::new();
-    let topology = header(&mut lines, opened, session, opts);
-    if frames.is_empty() {
-        return empty_ledger(lines, opened, opts, topology);
+    let mut tally = DescribeTally::default();
+    for f in &session.frames {
+        tally.add(f.clone());
     }
-    let (disp, by_wake) = tally(frames);
-    cost_rollup(&mut lines, session, &disp, &by_wake, &labels);
-    let (nodes, errors) = per_node(&mut lines, session, &labels);
-    let chain_ok = errors.is_empty();
-    chain_verify(&mut lines, &errors);
-    let frame_rows = frame_lines(&mut lines, frames, &labels);
-    let mut text = lines.join("\n");
-    text.push('\n');
-    let roll = &session.rollup;
-    DescribeResult {
-        text,
-        chain_ok,
-        empty: false,
-        data: DescribeData {
-            tool: "reactor-devtools",
-            state_dir: opened.state_dir.clone(),
-            empty: false,
-            synthetic: opts.synthetic,
-            topology,
-            receipts: frames.len(),
-            dispositions: disp,
-            by_surprise_cause: CountMap(by_wake),
-            cost_rollup: DescribeRollup {
-                by_surprise_cause: Some(roll.by_cause.clone()),
-                total: roll.total.clone(),
-            },
-            nodes,
-            frames: frame_rows,
-            chain_verify: DescribeChain {
-                ok: chain_ok,
-                errors,
-            },
-        },
-    }
-}
-
-/// The first lines (tool, state-dir, topology, receipts) and the topology summary.
-fn header(
-    lines: &mut Vec<String>,
-    opened: &OpenedStateDir,
-    session: &ReplaySession,
-    opts: &DescribeOptions,
-) -> DescribeTopology {
-    let (n_nodes, n_edges, acyclic) = match &opened.topology {
-        Some(t) => (t.nodes.len(), t.edges.len(), t.acyclic),
-        None => (session.chains.len(), 0, true),
+    let ctx = DescribeContext {
+        state_dir: &opened.state_dir,
+        topology: opened.topology.as_ref(),
+        labels: &opened.labels,
     };
-    lines.push("reactor-devtools --describe".into());
-    if opts.synthetic {
-        lines
-            .push("  (synthetic sample ledger — token counts are illustrative, not a bill)".into());
-    }
-    lines.push(format!("  state-dir   {}", opened.state_dir));
-    lines.push(format!(
-        "  topology    {} · {n_nodes} nodes · {n_edges} edges · acyclic={acyclic}",
-        if opened.topology.is_some() {
-            "yes"
-        } else {
-            "no (node-only fallback)"
-        }
-    ));
-    lines.push(format!("  receipts    {} frames", session.frames.len()));
-    DescribeTopology {
-        present: opened.topology.is_some(),
-        nodes: n_nodes,
-        edges: n_edges,
-        acyclic,
-    }
+    DescribeReport::new(&ctx, &session, &tally, opts).result()
 }
 
-/// The report of a ledger without receipts (VIEWER.md §5, `LEDGER EMPTY`).
-fn empty_ledger(
-    mut lines: Vec<String>,
-    opened: &OpenedStateDir,
-    opts: &DescribeOptions,
+/// What a describe report reads besides the receipts: the state-dir string as shown, the
+/// topology, and `labels.json`.
+pub(crate) struct DescribeContext<'a> {
+    /// `state-dir` as given (or `example:<name>`).
+    pub(crate) state_dir: &'a str,
+    /// The usable topology, if any.
+    pub(crate) topology: Option<&'a Topology>,
+    /// `compile/labels.json`, file order.
+    pub(crate) labels: &'a [(String, String)],
+}
+
+/// A describe report (VIEWER.md §5): every section's data, printed as text
+/// ([`DescribeReport::write_text`]) or JSON ([`DescribeReport::write_json`]) without building
+/// either whole, or materialized as a [`DescribeResult`].
+pub(crate) struct DescribeReport<'a> {
+    state_dir: String,
+    synthetic: bool,
     topology: DescribeTopology,
-) -> DescribeResult {
-    for l in [
-        "",
-        "LEDGER EMPTY",
-        "  No receipts yet — this state-dir is compiled-but-unrun (the most common",
-        "  first-run state). Run a reactor to populate the ledger, or replay a",
-        "  shipped fixture:",
-        "",
-        "    reactor run                 # populate <state-dir>/receipts.json",
-        "    reactor-devtools <state-dir> --describe",
-        "",
-        "  Or replay the sample ledger that ships with this package (no path):",
-        "",
-        "    reactor-devtools --example masked-relay --describe",
-        "",
-    ] {
-        lines.push(l.to_string());
-    }
-    let mut text = lines.join("\n");
-    text.push('\n');
-    DescribeResult {
-        text,
-        chain_ok: true,
-        empty: true,
-        data: DescribeData {
-            tool: "reactor-devtools",
-            state_dir: opened.state_dir.clone(),
-            empty: true,
+    labels: LabelMap<'a>,
+    tally: &'a DescribeTally,
+    rollup: &'a CostRollupView,
+    nodes: Vec<DescribeNode>,
+    /// The PER-NODE rows as shown (label plus the off-topology suffix).
+    shown: Vec<String>,
+    errors: Vec<String>,
+}
+
+impl<'a> DescribeReport<'a> {
+    /// The report of a session whose frames went through `tally` in order.
+    pub(crate) fn new(
+        ctx: &DescribeContext<'a>,
+        session: &'a ReplaySession,
+        tally: &'a DescribeTally,
+        opts: &DescribeOptions,
+    ) -> DescribeReport<'a> {
+        let use_labels = opts.use_labels.unwrap_or(!ctx.labels.is_empty());
+        let labels = LabelMap::new(ctx.labels, use_labels);
+        let (n_nodes, n_edges, acyclic) = match ctx.topology {
+            Some(t) => (t.nodes.len(), t.edges.len(), t.acyclic),
+            None => (session.chains.len(), 0, true),
+        };
+        let mut nodes = Vec::new();
+        let mut shown = Vec::new();
+        let mut errors = Vec::new();
+        for (c, off) in session.chains_in_report_order() {
+            let ok = c.chain.errors.is_empty();
+            if off && ok {
+                continue;
+            }
+            let lab = labels.label(&c.node);
+            let s = if off {
+                format!("{lab} (off-topology)")
+            } else {
+                lab.clone()
+            };
+            if !ok {
+                errors.push(format!("{s}: {}", c.chain.errors.join("; ")));
+            }
+            shown.push(s);
+            nodes.push(DescribeNode {
+                node: c.node.clone(),
+                label: lab,
+                rendered: c.rendered,
+                skipped: c.skipped,
+                failed: c.failed,
+                fresh: c.fresh,
+                chain_ok: ok,
+                off_topology: off,
+            });
+        }
+        DescribeReport {
+            state_dir: ctx.state_dir.to_string(),
             synthetic: opts.synthetic,
-            topology,
-            receipts: 0,
-            dispositions: Dispositions::default(),
-            by_surprise_cause: CountMap::default(),
+            topology: DescribeTopology {
+                present: ctx.topology.is_some(),
+                nodes: n_nodes,
+                edges: n_edges,
+                acyclic,
+            },
+            labels,
+            tally,
+            rollup: &session.rollup,
+            nodes,
+            shown,
+            errors,
+        }
+    }
+
+    /// True for a ledger without receipts.
+    pub(crate) fn empty(&self) -> bool {
+        self.tally.len() == 0
+    }
+
+    /// Every chain verified (true for an empty ledger).
+    pub(crate) fn chain_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// The text and the JSON data, whole.
+    pub(crate) fn result(&self) -> DescribeResult {
+        let mut text = Vec::new();
+        // Writing into memory cannot fail.
+        let _ = self.write_text(&mut text);
+        let frames = (0..self.tally.len())
+            .map(|i| self.tally.frame(i, &self.labels))
+            .collect();
+        DescribeResult {
+            text: String::from_utf8(text).unwrap_or_default(),
+            chain_ok: self.chain_ok(),
+            empty: self.empty(),
+            data: self.data_with(frames),
+        }
+    }
+
+    /// The JSON form (VIEWER.md §5.6): pretty, two-space indent, one trailing `\n`, frames
+    /// serialized one at a time. Byte-identical to the pretty JSON of [`DescribeResult::data`].
+    pub(crate) fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        let data = self.data_with(self.tally.frames_json(&self.labels));
+        let mut ser =
+            serde_json::Serializer::with_formatter(&mut *out, JsPrettyFormatter::default());
+        data.serialize(&mut ser).map_err(io::Error::other)?;
+        out.write_all(b"\n")
+    }
+
+    fn data_with<F>(&self, frames: F) -> DescribeData<F> {
+        let empty = self.empty();
+        DescribeData {
+            tool: "reactor-devtools",
+            state_dir: self.state_dir.clone(),
+            empty,
+            synthetic: self.synthetic,
+            topology: self.topology.clone(),
+            receipts: self.tally.len(),
+            dispositions: self.tally.disp.clone(),
+            by_surprise_cause: CountMap(self.tally.by_wake.clone()),
             cost_rollup: DescribeRollup {
-                by_surprise_cause: None,
-                total: Bucket::default(),
+                by_surprise_cause: (!empty).then(|| self.rollup.by_cause.clone()),
+                total: if empty {
+                    Bucket::default()
+                } else {
+                    self.rollup.total.clone()
+                },
             },
-            nodes: Vec::new(),
-            frames: Vec::new(),
+            nodes: self.nodes.clone(),
+            frames,
             chain_verify: DescribeChain {
-                ok: true,
-                errors: Vec::new(),
+                ok: self.chain_ok(),
+                errors: self.errors.clone(),
             },
-        },
-    }
-}
-
-/// Dispositions, and receipts per wake source in order of first appearance.
-fn tally(frames: &[ReceiptFrame]) -> (Dispositions, Vec<(String, u64)>) {
-    let mut disp = Dispositions::default();
-    let mut by_wake: Vec<(String, u64)> = Vec::new();
-    for f in frames {
-        match f.status {
-            Status::Rendered => disp.rendered += 1,
-            Status::Skipped => disp.skipped += 1,
-            Status::Failed => disp.failed += 1,
-        }
-        let k = f.wake_source.as_str();
-        match by_wake.iter_mut().find(|(c, _)| c == k) {
-            Some((_, n)) => *n += 1,
-            None => by_wake.push((k.to_string(), 1)),
         }
     }
-    (disp, by_wake)
-}
 
-/// The dispositions line, the surprise causes and the `COST ROLLUP` block.
-fn cost_rollup(
-    lines: &mut Vec<String>,
-    session: &ReplaySession,
-    disp: &Dispositions,
-    by_wake: &[(String, u64)],
-    labels: &LabelMap,
-) {
-    lines.push(format!(
-        "  dispositions rendered={} · skipped={} · failed={}",
-        disp.rendered, disp.skipped, disp.failed
-    ));
-    lines.push(format!(
-        "  surprise-cause  {}  (a.k.a. wake-cause)",
-        by_wake
+    /// The text form (VIEWER.md §5.1–§5.5), line by line.
+    pub(crate) fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.header(out)?;
+        if self.empty() {
+            for l in EMPTY_BLOCK {
+                writeln!(out, "{l}")?;
+            }
+            return Ok(());
+        }
+        self.cost_rollup(out)?;
+        self.per_node(out)?;
+        self.chain_verify(out)?;
+        self.frame_lines(out)
+    }
+
+    /// The first lines (tool, state-dir, topology, receipts).
+    fn header(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "reactor-devtools --describe")?;
+        if self.synthetic {
+            writeln!(
+                out,
+                "  (synthetic sample ledger — token counts are illustrative, not a bill)"
+            )?;
+        }
+        writeln!(out, "  state-dir   {}", self.state_dir)?;
+        let t = &self.topology;
+        writeln!(
+            out,
+            "  topology    {} · {} nodes · {} edges · acyclic={}",
+            if t.present {
+                "yes"
+            } else {
+                "no (node-only fallback)"
+            },
+            t.nodes,
+            t.edges,
+            t.acyclic
+        )?;
+        writeln!(out, "  receipts    {} frames", self.tally.len())
+    }
+
+    /// The dispositions line, the surprise causes and the `COST ROLLUP` block.
+    fn cost_rollup(&self, out: &mut dyn Write) -> io::Result<()> {
+        let disp = &self.tally.disp;
+        writeln!(
+            out,
+            "  dispositions rendered={} · skipped={} · failed={}",
+            disp.rendered, disp.skipped, disp.failed
+        )?;
+        let causes: Vec<String> = self
+            .tally
+            .by_wake
             .iter()
             .map(|(k, n)| format!("{k}={n}"))
-            .collect::<Vec<_>>()
-            .join(" · ")
-    ));
-    lines.push(String::new());
-    let roll = &session.rollup;
-    lines.push("COST ROLLUP  (tokens)".into());
-    lines.push(format!(
-        "  memo-skips  {}  (Reactor renders skipped — zero fresh tokens each)",
-        disp.skipped
-    ));
-    lines.push(format!(
-        "  total       fresh={} tokens · reused={} tokens",
-        roll.total.fresh, roll.total.reused
-    ));
-    lines.push(format!(
-        "  prompt-cache reuse  {}%  (provider-reported; can be 0% on the default model)",
-        reuse_percent(roll.total.fresh, roll.total.reused)
-    ));
-    for c in WakeSource::ROLLUP_ORDER {
-        let b = roll.by_cause.get(c);
-        if b.receipts > 0 {
-            lines.push(format!(
-                "    {} receipts={} fresh={} tokens reused={} tokens",
-                pad(c.as_str(), 9),
-                pad(&b.receipts.to_string(), 3),
-                pad(&b.fresh.to_string(), 7),
-                b.reused
-            ));
-        }
-    }
-    let mut peak: Option<&ReceiptFrame> = None;
-    for f in &session.frames {
-        if f.cost.fresh > 0 && peak.is_none_or(|p| f.cost.fresh > p.cost.fresh) {
-            peak = Some(f);
-        }
-    }
-    if let Some(p) = peak {
-        lines.push(format!(
-            "  peak fresh  {} tokens at frame {} ({})",
-            p.cost.fresh,
-            p.index,
-            labels.label(&p.node)
-        ));
-    }
-    lines.push(String::new());
-}
-
-/// The `PER-NODE` block; returns the node rows and the chain error lines.
-fn per_node(
-    lines: &mut Vec<String>,
-    session: &ReplaySession,
-    labels: &LabelMap,
-) -> (Vec<DescribeNode>, Vec<String>) {
-    lines.push("PER-NODE".into());
-    let mut node_rows = Vec::new();
-    let mut error_lines = Vec::new();
-    for (c, off) in session.chains_in_report_order() {
-        let ok = c.chain.errors.is_empty();
-        if off && ok {
-            continue;
-        }
-        let lab = labels.label(&c.node);
-        let shown = if off {
-            format!("{lab} (off-topology)")
-        } else {
-            lab.clone()
-        };
-        lines.push(format!(
-            "  {} r={} s={} f={} fresh={} tokens chain{}",
-            pad(&shown, 26),
-            pad(&c.rendered.to_string(), 2),
-            pad(&c.skipped.to_string(), 2),
-            pad(&c.failed.to_string(), 2),
-            pad(&c.fresh.to_string(), 7),
-            if ok { "✓" } else { "✗" }
-        ));
-        if !ok {
-            error_lines.push(format!("{shown}: {}", c.chain.errors.join("; ")));
-        }
-        node_rows.push(DescribeNode {
-            node: c.node.clone(),
-            label: lab,
-            rendered: c.rendered,
-            skipped: c.skipped,
-            failed: c.failed,
-            fresh: c.fresh,
-            chain_ok: ok,
-            off_topology: off,
-        });
-    }
-    lines.push(String::new());
-    (node_rows, error_lines)
-}
-
-/// The `CHAIN-VERIFY` block.
-fn chain_verify(lines: &mut Vec<String>, error_lines: &[String]) {
-    if error_lines.is_empty() {
-        lines.extend(CHAIN_OK_BLOCK.iter().map(|s| s.to_string()));
-    } else {
-        lines.push(
-            "CHAIN-VERIFY  FAILED — one or more node chains are tampered or inconsistent".into(),
-        );
-        lines.extend(error_lines.iter().map(|e| format!("  {e}")));
-    }
-    lines.push(String::new());
-}
-
-/// The `FRAMES` block; returns the frame rows.
-fn frame_lines(
-    lines: &mut Vec<String>,
-    frames: &[ReceiptFrame],
-    labels: &LabelMap,
-) -> Vec<DescribeFrame> {
-    lines.push(
-        "FRAMES  (frame  node  status  moved[output facets that changed]  fresh tokens  woke[…])"
-            .into(),
-    );
-    let mut frame_rows = Vec::with_capacity(frames.len());
-    for f in frames {
-        let lab = labels.label(&f.node);
-        let moved = if f.moved_facets.is_empty() {
-            "—".to_string()
-        } else {
-            f.moved_facets.join(",")
-        };
-        let woke_labels: Vec<String> = f
-            .woken_subscribers
-            .iter()
-            .map(|s| labels.label(s))
             .collect();
-        let woke = if woke_labels.is_empty() {
-            "—".to_string()
-        } else {
-            woke_labels.join(",")
-        };
-        lines.push(format!(
-            "  {} {} {} moved[{}] fresh {} tokens woke[{}]",
-            pad(&f.index.to_string(), 3),
-            pad(&lab, 26),
-            pad(f.status.as_str(), 8),
-            pad(&moved, 22),
-            pad(&f.cost.fresh.to_string(), 6),
-            woke
-        ));
-        frame_rows.push(DescribeFrame {
-            index: f.index,
-            node: f.node.clone(),
-            label: lab,
-            status: f.status,
-            wake_source: f.wake_source,
-            moved_facets: f.moved_facets.clone(),
-            fresh: f.cost.fresh,
-            reused: f.cost.reused,
-            surprise_cause: f.cost.surprise_cause,
-            woken_subscribers: woke_labels,
-        });
+        writeln!(
+            out,
+            "  surprise-cause  {}  (a.k.a. wake-cause)",
+            causes.join(" · ")
+        )?;
+        writeln!(out)?;
+        let roll = &self.rollup;
+        writeln!(out, "COST ROLLUP  (tokens)")?;
+        writeln!(
+            out,
+            "  memo-skips  {}  (Reactor renders skipped — zero fresh tokens each)",
+            disp.skipped
+        )?;
+        writeln!(
+            out,
+            "  total       fresh={} tokens · reused={} tokens",
+            roll.total.fresh, roll.total.reused
+        )?;
+        writeln!(
+            out,
+            "  prompt-cache reuse  {}%  (provider-reported; can be 0% on the default model)",
+            reuse_percent(roll.total.fresh, roll.total.reused)
+        )?;
+        for c in WakeSource::ROLLUP_ORDER {
+            let b = roll.by_cause.get(c);
+            if b.receipts > 0 {
+                writeln!(
+                    out,
+                    "    {} receipts={} fresh={} tokens reused={} tokens",
+                    pad(c.as_str(), 9),
+                    pad(&b.receipts.to_string(), 3),
+                    pad(&b.fresh.to_string(), 7),
+                    b.reused
+                )?;
+            }
+        }
+        if let Some((fresh, index, node)) = &self.tally.peak {
+            writeln!(
+                out,
+                "  peak fresh  {fresh} tokens at frame {index} ({})",
+                self.labels.label(node)
+            )?;
+        }
+        writeln!(out)
     }
-    frame_rows
+
+    /// The `PER-NODE` block.
+    fn per_node(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "PER-NODE")?;
+        for (n, shown) in self.nodes.iter().zip(&self.shown) {
+            writeln!(
+                out,
+                "  {} r={} s={} f={} fresh={} tokens chain{}",
+                pad(shown, 26),
+                pad(&n.rendered.to_string(), 2),
+                pad(&n.skipped.to_string(), 2),
+                pad(&n.failed.to_string(), 2),
+                pad(&n.fresh.to_string(), 7),
+                if n.chain_ok { "✓" } else { "✗" }
+            )?;
+        }
+        writeln!(out)
+    }
+
+    /// The `CHAIN-VERIFY` block.
+    fn chain_verify(&self, out: &mut dyn Write) -> io::Result<()> {
+        if self.errors.is_empty() {
+            for l in CHAIN_OK_BLOCK {
+                writeln!(out, "{l}")?;
+            }
+        } else {
+            writeln!(
+                out,
+                "CHAIN-VERIFY  FAILED — one or more node chains are tampered or inconsistent"
+            )?;
+            for e in &self.errors {
+                writeln!(out, "  {e}")?;
+            }
+        }
+        writeln!(out)
+    }
+
+    /// The `FRAMES` block.
+    fn frame_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "FRAMES  (frame  node  status  moved[output facets that changed]  fresh tokens  woke[…])"
+        )?;
+        for i in 0..self.tally.len() {
+            let f = self.tally.frame(i, &self.labels);
+            let moved = if f.moved_facets.is_empty() {
+                "—".to_string()
+            } else {
+                f.moved_facets.join(",")
+            };
+            let woke = if f.woken_subscribers.is_empty() {
+                "—".to_string()
+            } else {
+                f.woken_subscribers.join(",")
+            };
+            writeln!(
+                out,
+                "  {} {} {} moved[{}] fresh {} tokens woke[{}]",
+                pad(&f.index.to_string(), 3),
+                pad(&f.label, 26),
+                pad(f.status.as_str(), 8),
+                pad(&moved, 22),
+                pad(&f.fresh.to_string(), 6),
+                woke
+            )?;
+        }
+        Ok(())
+    }
 }
+
+/// The report of a ledger without receipts (VIEWER.md §5, `LEDGER EMPTY`), after the header.
+const EMPTY_BLOCK: [&str; 13] = [
+    "",
+    "LEDGER EMPTY",
+    "  No receipts yet — this state-dir is compiled-but-unrun (the most common",
+    "  first-run state). Run a reactor to populate the ledger, or replay a",
+    "  shipped fixture:",
+    "",
+    "    reactor run                 # populate <state-dir>/receipts.json",
+    "    reactor-devtools <state-dir> --describe",
+    "",
+    "  Or replay the sample ledger that ships with this package (no path):",
+    "",
+    "    reactor-devtools --example masked-relay --describe",
+    "",
+];
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,9 @@
 //! A read opens the file, takes its length `S` from the open handle (`fstat`) and reads bytes
 //! `[0, S)` only — never past `S`, so bytes appended after the snapshot are not seen at all
 //! (they are the next read's growth, never "data after the closing `]`"). Those bytes are
-//! parsed by [`read_ledger`]: leading whitespace, `[`, then every complete element. What
+//! read as [`crate::store::ledger::read_ledger`] parses them — streamed, in bounded memory and
+//! with the parsing spread over the cores ([`crate::replay::stream`]), or, for live follow's
+//! growth, parsed in one piece: leading whitespace, `[`, then every complete element. What
 //! follows the last complete element, trailing NUL bytes removed, is one of:
 //!
 //! * `]` and whitespace — a closed array: the normal, committed case;
@@ -43,8 +45,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::format::json::Value;
-use crate::format::layout;
-use crate::store::ledger::{LedgerError, TornTail, read_ledger, read_ledger_tail};
+use crate::replay::stream::{Reader, StreamEnd, stream_ledger_file, stream_ledger_from};
+use crate::store::ledger::{LedgerError, TornTail, read_ledger_tail};
 use crate::store::source::StateSource;
 
 /// How many snapshots a reader takes at most before it reports an inconsistent read.
@@ -160,7 +162,7 @@ fn snapshot_once<T>(
 }
 
 /// The pause before snapshot `attempt + 1`: 2 ms doubling, at most 64 ms.
-fn pause(attempt: u32) -> Duration {
+pub(crate) fn pause(attempt: u32) -> Duration {
     Duration::from_millis(2 << attempt.min(5))
 }
 
@@ -206,47 +208,37 @@ fn consistent<T>(
 /// [`LedgerError::Blank`] or [`LedgerError::Corrupt`]; [`LedgerReadError::Io`] (unreadable, or
 /// a directory).
 pub fn read_ledger_file(path: &Path) -> Result<LedgerSnapshot, LedgerReadError> {
-    let Some((id, _, read)) = consistent(path, 0, &mut |_, b| read_ledger(b))? else {
-        return Ok(LedgerSnapshot {
-            path: Some(path.to_path_buf()),
-            ..LedgerSnapshot::default()
-        });
-    };
-    Ok(LedgerSnapshot {
-        path: Some(path.to_path_buf()),
-        exists: true,
-        receipts: read.receipts,
-        torn: read.torn,
-        zero_length: read.zero_length,
-        end_of_complete: read.end_of_complete,
-        identity: Some(id),
-    })
+    let digest = |v: Value| v;
+    let mut start = Vec::new;
+    let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
+    let read = stream_ledger_file(path, &mut Reader::new(&digest, &mut start, &mut fold))?;
+    Ok(snapshot_of(read))
+}
+
+/// A snapshot from the elements and ending of a streamed read.
+fn snapshot_of((receipts, end): (Vec<Value>, StreamEnd)) -> LedgerSnapshot {
+    debug_assert_eq!(end.count, receipts.len());
+    LedgerSnapshot {
+        path: end.path,
+        exists: end.exists,
+        receipts,
+        torn: end.torn,
+        zero_length: end.zero_length,
+        end_of_complete: end.end_of_complete,
+        identity: end.identity,
+    }
 }
 
 /// Reads the ledger of a state directory, on disk ([`read_ledger_file`]) or embedded (the
-/// bundled fixtures: their bytes never change, so one parse is the snapshot).
+/// bundled fixtures: their bytes never change, so one pass is the snapshot).
 ///
 /// Errors: as [`read_ledger_file`].
 pub(crate) fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerReadError> {
-    if let Some(root) = src.disk_root() {
-        return read_ledger_file(&root.join(layout::RECEIPTS_FILE));
-    }
-    let bytes = src
-        .read(layout::RECEIPTS_FILE)
-        .map_err(io_error(Path::new(layout::RECEIPTS_FILE)))?;
-    let Some(bytes) = bytes else {
-        return Ok(LedgerSnapshot::default());
-    };
-    let read = read_ledger(&bytes)?;
-    Ok(LedgerSnapshot {
-        path: None,
-        exists: true,
-        receipts: read.receipts,
-        torn: read.torn,
-        zero_length: read.zero_length,
-        end_of_complete: read.end_of_complete,
-        identity: None,
-    })
+    let digest = |v: Value| v;
+    let mut start = Vec::new;
+    let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
+    let read = stream_ledger_from(src, &mut Reader::new(&digest, &mut start, &mut fold))?;
+    Ok(snapshot_of(read))
 }
 
 /// Reads the elements appended after a known complete prefix (live follow, VIEWER.md §6.6),
@@ -282,6 +274,7 @@ pub(crate) fn read_growth(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::ledger::read_ledger;
 
     #[test]
     fn absent_zero_and_directory() {

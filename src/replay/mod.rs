@@ -4,10 +4,14 @@
 //! `--describe`, and the host's offline views ([`trail`], [`statedir`]).
 
 pub mod describe;
+pub(crate) mod describe_rows;
 pub mod ledger;
 pub mod open;
+pub(crate) mod open_stream;
 pub mod snapshot;
+pub(crate) mod split;
 pub mod statedir;
+pub(crate) mod stream;
 pub mod trail;
 pub mod why;
 pub mod worldmodel;

@@ -296,13 +296,16 @@ pub struct OpenedStateDir {
 impl OpenedStateDir {
     /// The CLI's stderr note for a torn tail (FORMATS.md §11.2 step 4), if any.
     pub fn torn_note(&self) -> Option<String> {
-        self.torn.as_ref().map(|t| {
-            format!(
-                "reactor-devtools: note: receipts.json ends with an incomplete receipt (a write in progress or an interrupted append); using the {} complete receipt(s)",
-                t.complete
-            )
-        })
+        self.torn.as_ref().map(torn_note)
     }
+}
+
+/// The CLI's stderr note for a torn tail (FORMATS.md §11.2 step 4).
+pub(crate) fn torn_note(t: &TornTail) -> String {
+    format!(
+        "reactor-devtools: note: receipts.json ends with an incomplete receipt (a write in progress or an interrupted append); using the {} complete receipt(s)",
+        t.complete
+    )
 }
 
 /// The state-dir check (VIEWER.md §2.4 step 12): the path exists and contains an entry named

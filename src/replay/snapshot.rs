@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::format::json::{NonFinite, Value};
 use crate::format::propagate::{SMALL, moved_facets};
-use crate::format::receipt::{ChainState, Fingerprints, Status, WakeSource};
+use crate::format::receipt::{ChainState, Fingerprints, ReceiptCheck, Status, WakeSource};
 use crate::format::topology::{Edge, Topology};
 use crate::replay::open::{BeatsMap, OpenedStateDir, ProjectedReceipt};
 
@@ -230,8 +230,10 @@ pub(crate) struct ReplaySession {
     chain_index: HashMap<String, usize>,
     /// Per-node chains in first-seen order.
     pub chains: Vec<NodeChain>,
-    /// Frames so far.
+    /// Frames so far (those pushed; [`ReplaySession::advance`] keeps none).
     pub frames: Vec<ReceiptFrame>,
+    /// Receipts taken so far (pushed or advanced): the next frame's index.
+    advanced: usize,
     /// Rollup so far.
     pub(crate) rollup: CostRollupView,
     fresh_rate: f64,
@@ -263,6 +265,7 @@ impl ReplaySession {
             chain_index: HashMap::new(),
             chains: Vec::new(),
             frames: Vec::new(),
+            advanced: 0,
             rollup: CostRollupView::default(),
             fresh_rate,
             reused_rate,
@@ -277,50 +280,35 @@ impl ReplaySession {
         p: &ProjectedReceipt,
         recomputed: &Result<String, NonFinite>,
     ) {
-        let index = self.frames.len();
+        let check = ReceiptCheck::of(raw, Some(recomputed));
+        self.push_checked(p.clone(), recomputed, check);
+    }
+
+    /// [`ReplaySession::push`] with the receipt already checked (the streaming reader checks
+    /// receipts on its worker threads).
+    pub(crate) fn push_checked(
+        &mut self,
+        p: ProjectedReceipt,
+        recomputed: &Result<String, NonFinite>,
+        check: ReceiptCheck,
+    ) {
+        let frame = self.advance(p, recomputed, check);
+        self.frames.push(frame);
+    }
+
+    /// Takes one receipt into the session (moved facets, rollup, the node's chain and counts)
+    /// and returns its frame without keeping it (`frames` is left alone): what a reader that
+    /// keeps only aggregates calls.
+    pub(crate) fn advance(
+        &mut self,
+        p: ProjectedReceipt,
+        recomputed: &Result<String, NonFinite>,
+        check: ReceiptCheck,
+    ) -> ReceiptFrame {
+        let index = self.advanced;
+        self.advanced += 1;
         let moved = moved_facets(&p.fingerprints, self.last_fp.get(&p.node));
-        self.last_fp.insert(p.node.clone(), p.fingerprints.clone());
-        let (edges_to_light, woken) =
-            if self.has_topology && p.status == Status::Rendered && !moved.is_empty() {
-                // Only the producer's own edges can light (FORMATS.md §10), in topology order.
-                // Past a few entries, sets keep a frame linear in its producer's edges and
-                // moved facets.
-                let moved_set: Option<HashSet<&str>> =
-                    (moved.len() > SMALL).then(|| moved.iter().map(String::as_str).collect());
-                let is_moved = |f: &str| match &moved_set {
-                    Some(set) => set.contains(f),
-                    None => moved.iter().any(|m| m == f),
-                };
-                let lit: Vec<EdgeView> = self
-                    .out_edges
-                    .get(&p.node)
-                    .map(|ix| {
-                        ix.iter()
-                            .map(|&i| &self.edges[i])
-                            .filter(|e| is_moved(&e.facet))
-                            .map(EdgeView::from)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let woken: Vec<String> = if lit.len() <= SMALL {
-                    let mut woken: Vec<String> = Vec::new();
-                    for e in &lit {
-                        if !woken.contains(&e.subscriber) {
-                            woken.push(e.subscriber.clone());
-                        }
-                    }
-                    woken
-                } else {
-                    let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
-                    lit.iter()
-                        .filter(|e| seen.insert(e.subscriber.as_str()))
-                        .map(|e| e.subscriber.clone())
-                        .collect()
-                };
-                (lit, woken)
-            } else {
-                (Vec::new(), Vec::new())
-            };
+        let (edges_to_light, woken) = self.lanes(&p, &moved);
         self.rollup.by_cause.get_mut(p.surprise_cause).add(
             p.fresh,
             p.reused,
@@ -343,7 +331,7 @@ impl ReplaySession {
             }
         };
         let nc = &mut self.chains[ci];
-        nc.chain.push(raw, Some(recomputed));
+        nc.chain.push_check(check);
         nc.frames.push(index);
         match p.status {
             Status::Rendered => nc.rendered += 1,
@@ -351,7 +339,8 @@ impl ReplaySession {
             Status::Failed => nc.failed += 1,
         }
         nc.fresh += p.fresh;
-        self.frames.push(ReceiptFrame {
+        let atomic_version = p.fingerprints.atomic_token().unwrap_or("").to_string();
+        let frame = ReceiptFrame {
             index,
             node: p.node.clone(),
             status: p.status,
@@ -365,8 +354,52 @@ impl ReplaySession {
                 surprise_cause: p.surprise_cause,
             },
             content_hash: recomputed.clone().unwrap_or_default(),
-            atomic_version: p.fingerprints.atomic_token().unwrap_or("").to_string(),
-        });
+            atomic_version,
+        };
+        self.last_fp.insert(p.node, p.fingerprints);
+        frame
+    }
+
+    /// The lanes a receipt lights and the subscribers they wake (diamond single-wake).
+    fn lanes(&self, p: &ProjectedReceipt, moved: &[String]) -> (Vec<EdgeView>, Vec<String>) {
+        if !(self.has_topology && p.status == Status::Rendered && !moved.is_empty()) {
+            return (Vec::new(), Vec::new());
+        }
+        // Only the producer's own edges can light (FORMATS.md §10), in topology order. Past a
+        // few entries, sets keep a frame linear in its producer's edges and moved facets.
+        let moved_set: Option<HashSet<&str>> =
+            (moved.len() > SMALL).then(|| moved.iter().map(String::as_str).collect());
+        let is_moved = |f: &str| match &moved_set {
+            Some(set) => set.contains(f),
+            None => moved.iter().any(|m| m == f),
+        };
+        let lit: Vec<EdgeView> = self
+            .out_edges
+            .get(&p.node)
+            .map(|ix| {
+                ix.iter()
+                    .map(|&i| &self.edges[i])
+                    .filter(|e| is_moved(&e.facet))
+                    .map(EdgeView::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let woken: Vec<String> = if lit.len() <= SMALL {
+            let mut woken: Vec<String> = Vec::new();
+            for e in &lit {
+                if !woken.contains(&e.subscriber) {
+                    woken.push(e.subscriber.clone());
+                }
+            }
+            woken
+        } else {
+            let mut seen: HashSet<&str> = HashSet::with_capacity(lit.len());
+            lit.iter()
+                .filter(|e| seen.insert(e.subscriber.as_str()))
+                .map(|e| e.subscriber.clone())
+                .collect()
+        };
+        (lit, woken)
     }
 
     /// True when some frame so far belongs to `node`.

@@ -51,25 +51,57 @@ pub struct ChainState {
     last_hash: Option<String>,
 }
 
+/// What [`ChainState`] needs of one receipt, computed apart from the chain (so the hashing and
+/// verification of many receipts can run on other threads, FORMATS.md §7.1–§7.2): the
+/// receipt's verdict, and its `node` and `prev` members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ReceiptCheck {
+    /// The receipt verifies on its own (§7.1).
+    pub(crate) ok: bool,
+    /// Its problems, in order (when not ok).
+    pub(crate) errors: Vec<String>,
+    /// The stored content hash (when ok).
+    pub(crate) content_hash: Option<String>,
+    /// `node`, `""` when not a string.
+    pub(crate) node: String,
+    /// `prev` when a string.
+    pub(crate) prev: Option<String>,
+}
+
+impl ReceiptCheck {
+    /// Checks one raw receipt; `pre` is its recomputed address when the caller has it.
+    pub(crate) fn of(v: &Value, pre: Option<&Result<String, NonFinite>>) -> ReceiptCheck {
+        let verdict = verify_receipt_with(v, pre);
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        ReceiptCheck {
+            ok: verdict.ok,
+            errors: verdict.errors,
+            content_hash: verdict.content_hash,
+            node: text("node").unwrap_or_default(),
+            prev: text("prev"),
+        }
+    }
+}
+
 impl ChainState {
     /// Verifies the next receipt of the chain. Returns false when it was flagged.
     pub fn push(&mut self, v: &Value, pre: Option<&Result<String, NonFinite>>) -> bool {
+        self.push_check(ReceiptCheck::of(v, pre))
+    }
+
+    /// [`ChainState::push`] with the receipt already checked ([`ReceiptCheck::of`]).
+    pub(crate) fn push_check(&mut self, check: ReceiptCheck) -> bool {
         let i = self.length;
         self.length += 1;
-        let verdict = verify_receipt_with(v, pre);
-        if !verdict.ok {
+        if !check.ok {
             self.errors.push(format!(
                 "chain[{i}] is not a valid receipt: {}",
-                verdict.errors.join("; ")
+                check.errors.join("; ")
             ));
             self.invalid_positions.push(i);
             return false;
         }
-        let node = v
-            .get("node")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let node = check.node;
         match &self.chain_node {
             None => self.chain_node = Some(node),
             Some(cn) if *cn != node => {
@@ -81,9 +113,8 @@ impl ChainState {
             }
             Some(_) => {}
         }
-        let prev = v.get("prev").and_then(Value::as_str).map(str::to_string);
         let mut ok = true;
-        if prev != self.expected_prev {
+        if check.prev != self.expected_prev {
             self.errors.push(format!(
                 "chain[{i}].prev must be {} to chain the ledger",
                 self.expected_prev.as_deref().unwrap_or("null (cold start)")
@@ -91,8 +122,8 @@ impl ChainState {
             self.invalid_positions.push(i);
             ok = false;
         }
-        self.expected_prev = verdict.content_hash.clone();
-        self.last_hash = verdict.content_hash;
+        self.expected_prev = check.content_hash.clone();
+        self.last_hash = check.content_hash;
         ok
     }
 

@@ -9,6 +9,7 @@ mod decode;
 mod model;
 mod verify;
 
+pub(crate) use chain::ReceiptCheck;
 pub use chain::{ChainState, ChainVerdict, verify_chain_iter, verify_receipt_chain};
 pub use decode::{
     Lenient, NonEmptyText, ReceiptDecodeError, SafeCount, Text, lossy_string, safe_count,
