@@ -28,7 +28,8 @@ use crate::host::output::Report;
 use crate::host::report::{ChainReport, FacetMap, VerbReport, print};
 use crate::host::rollup::CostRollup;
 use crate::replay::statedir::{self, VersionFile};
-use crate::replay::why::{self, Why};
+use crate::replay::trail::TrailRead;
+use crate::replay::why::Why;
 
 /// `reactor inspect --help`.
 pub(crate) const HELP: &str = "reactor inspect — one node in detail
@@ -305,7 +306,14 @@ pub fn gather(
     node: &str,
     version: Option<&str>,
 ) -> Result<InspectReport, HostError> {
-    let trail = crate::host::logs::read_trail(state_dir)?;
+    let trail = crate::host::logs::read_trail_with(
+        state_dir,
+        &TrailRead {
+            why: true,
+            why_of: Some(node),
+            last_raw_of: Some(node),
+        },
+    )?;
     let topo = statedir::read_topology(state_dir).in_state_dir(state_dir)?;
     let in_topology = topo.as_ref().is_some_and(|t| t.topology.has_node(node));
     if !in_topology && !trail.has_node(node) {
@@ -338,9 +346,9 @@ pub fn gather(
         (None, None) => None,
     };
     let last = trail.entries_of(node).last();
-    let whys = why::explain_state_dir(state_dir, &trail.raw);
-    let last_render =
-        why::last_render(&trail.raw, &whys, node).map(|(frame, why)| LastRender { frame, why });
+    let last_render = trail
+        .last_render(node)
+        .map(|(frame, why)| LastRender { frame, why });
     Ok(InspectReport {
         node: node.to_string(),
         known: in_topology,
@@ -352,7 +360,7 @@ pub fn gather(
             .as_ref()
             .map(|p| FacetMap(p.fingerprints.0.clone())),
         published_version: published.as_ref().map(|p| p.version.clone()),
-        last_receipt: last.map(|e| trail.raw[e.index].clone()),
+        last_receipt: trail.last_raw(node).cloned(),
         receipts: trail.count_of(node),
         cost: CostRollup::of_trail(&trail, Some(node)),
         chain: ChainReport::from(&trail.verify_chain(node)),

@@ -22,7 +22,7 @@ use crate::host::error::{HostError, StateDirContext};
 use crate::host::output::{self, NODE_WIDTH, Report};
 use crate::host::report::{VerbReport, print};
 use crate::host::rollup::Tokens;
-use crate::replay::trail::{Trail, TrailEntry};
+use crate::replay::trail::{Trail, TrailEntry, TrailRead};
 
 /// `reactor logs --help`.
 pub(crate) const HELP: &str = "reactor logs — one line per receipt, in ledger order
@@ -62,7 +62,15 @@ pub fn parse(s: &mut ArgStream<'_>) -> Result<Args, HostError> {
 /// Errors (state, exit 1): `<state-dir>: <problem>` with the hint `restore the file from a
 /// backup or move it aside` for a corrupt, blank or non-array ledger; an unreadable file.
 pub(crate) fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
-    let trail = Trail::read(state_dir).in_state_dir(state_dir)?;
+    read_trail_with(state_dir, &TrailRead::default())
+}
+
+/// [`read_trail`], keeping what `what` asks for besides the entries and chain verdicts (the
+/// causes for `trace --why` and `inspect`, one node's latest raw receipt).
+///
+/// Errors: as [`read_trail`].
+pub(crate) fn read_trail_with(state_dir: &Path, what: &TrailRead<'_>) -> Result<Trail, HostError> {
+    let trail = Trail::read_with(state_dir, what).in_state_dir(state_dir)?;
     for n in trail.notes() {
         output::note(&n);
     }

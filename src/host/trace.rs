@@ -29,7 +29,8 @@ use crate::host::logs::{is_known_node, unknown_node};
 use crate::host::output::Report;
 use crate::host::report::{ChainReport, VerbReport, print};
 use crate::host::rollup::Tokens;
-use crate::replay::why::{self, Why};
+use crate::replay::trail::TrailRead;
+use crate::replay::why::Why;
 
 /// `reactor trace --help`.
 pub(crate) const HELP: &str = "reactor trace — per-node receipt chains
@@ -158,7 +159,14 @@ impl VerbReport for TraceReport {
 pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
     let (_, reactor) = g.select_reader("trace")?;
     let state_dir = &reactor.state_dir;
-    let trail = crate::host::logs::read_trail(state_dir)?;
+    let trail = crate::host::logs::read_trail_with(
+        state_dir,
+        &TrailRead {
+            why: a.why,
+            why_of: a.node.as_deref(),
+            last_raw_of: None,
+        },
+    )?;
     let nodes: Vec<String> = match &a.node {
         Some(n) => {
             if !is_known_node(state_dir, &trail, n) {
@@ -168,7 +176,6 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
         }
         None => trail.nodes().into_iter().map(str::to_string).collect(),
     };
-    let whys = a.why.then(|| why::explain_state_dir(state_dir, &trail.raw));
     let traces = nodes
         .into_iter()
         .map(|node| NodeTrace {
@@ -187,7 +194,7 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                     content_hash: e.content_hash.clone(),
                     prev: e.prev.clone(),
                     reason: e.reason.clone(),
-                    why: whys.as_ref().map(|w| w.get(e.index).cloned().flatten()),
+                    why: a.why.then(|| trail.why(e.index).cloned()),
                 })
                 .collect(),
             chain: ChainReport::from(&trail.verify_chain(&node)),

@@ -14,6 +14,7 @@ pub mod statedir;
 pub(crate) mod stream;
 pub mod trail;
 pub mod why;
+pub(crate) mod why_stream;
 pub mod worldmodel;
 
 pub use describe::{DescribeOptions, DescribeResult, describe_state_dir};

@@ -3,19 +3,26 @@
 //! ([`crate::replay::ledger`], FORMATS.md §11.2), never locked, never repaired, never created.
 //! A torn tail or a zero-length file becomes a note; a corrupt file is an error.
 //!
-//! Every element is kept raw (for verification) and projected leniently for display: a receipt
+//! The ledger is streamed ([`crate::replay::stream`]): every element is verified as it is read
+//! (its node's chain verdict, FORMATS.md §7.2) and projected leniently for display — a receipt
 //! with a tampered or missing field still lists (with `?` for what cannot be read), so `logs`,
-//! `trace` and `receipts verify` can show it next to the verdict. Receipts are indexed by node
-//! once, so per-node questions (a chain verdict, a node's entries) cost the node's receipts,
-//! not the ledger's.
+//! `trace` and `receipts verify` can show it next to the verdict — and then dropped. Only what
+//! the verbs print stays: the entries, each node's verdict, and on request the causes
+//! (`trace --why`, `inspect`) and one node's latest raw receipt. Receipts are indexed by node
+//! once, so per-node questions cost the node's receipts, not the ledger's.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::format::json::{self, Value};
 use crate::format::layout;
-use crate::format::receipt::{ChainState, ChainVerdict, Lenient, NonEmptyText, SafeCount};
-use crate::replay::ledger::{LedgerReadError, read_ledger_file};
+use crate::format::receipt::{
+    ChainState, ChainVerdict, Lenient, NonEmptyText, ReceiptCheck, SafeCount,
+};
+use crate::replay::ledger::LedgerReadError;
+use crate::replay::stream::{Reader, stream_ledger_file};
+use crate::replay::why::Why;
+use crate::replay::why_stream::WhyStream;
 use crate::store::ledger::TornTail;
 
 /// One receipt projected for display. Fields that cannot be read are `?` (strings), `0`
@@ -130,34 +137,78 @@ pub(crate) fn project_entry(index: usize, v: &Value) -> TrailEntry {
     }
 }
 
-/// The ledger of one state directory, read-only.
+/// The ledger of one state directory, read-only: every receipt's [`TrailEntry`], each node's
+/// chain verdict (FORMATS.md §7.2), and — when asked for ([`TrailRead`]) — the receipts'
+/// causes and one node's latest raw receipt. The receipts themselves are not kept: the ledger
+/// is streamed ([`crate::replay::stream`]), each receipt verified on a worker thread.
 #[derive(Clone, Debug, Default)]
 pub struct Trail {
     /// `<state-dir>/receipts.json`.
     pub path: PathBuf,
     /// True when the file exists.
     pub exists: bool,
-    /// Every complete element, raw.
-    pub raw: Vec<Value>,
-    /// Their projections.
+    /// Every complete element's projection.
     pub entries: Vec<TrailEntry>,
     /// Set when the file ends with an incomplete receipt (nothing is repaired).
     pub torn: Option<TornTail>,
     /// True when the file exists with zero bytes.
     pub(crate) zero_length: bool,
-    /// Distinct projected node names in order of first appearance.
-    order: Vec<String>,
-    /// Node name → indexes of its entries, in ledger order.
-    by_node: HashMap<String, Vec<usize>>,
+    /// Per projected node name, in order of first appearance.
+    nodes: Vec<NodeTrail>,
+    /// Node name → its position in `nodes`.
+    by_node: HashMap<String, usize>,
+    /// The cause of each frame ([`TrailRead::why`]; `None` for frames not explained), or empty.
+    whys: Vec<Option<Why>>,
+}
+
+/// One node's part of the trail.
+#[derive(Clone, Debug, Default)]
+struct NodeTrail {
+    name: String,
+    /// Indexes of its entries, in ledger order.
+    entries: Vec<usize>,
+    /// Its chain, verified receipt by receipt.
+    chain: ChainState,
+    /// Its latest raw receipt ([`TrailRead::last_raw_of`]).
+    last_raw: Option<Value>,
+}
+
+/// What a read of the trail keeps besides the entries and the chain verdicts.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TrailRead<'a> {
+    /// Explain every rendered or failed receipt ([`crate::replay::why`]; the slots come from
+    /// `compile/topology.json` when readable) — `reactor trace --why`, `inspect`.
+    pub(crate) why: bool,
+    /// Keep the causes of this node's frames only (the others are `None`).
+    pub(crate) why_of: Option<&'a str>,
+    /// Keep this node's latest raw receipt.
+    pub(crate) last_raw_of: Option<&'a str>,
+}
+
+/// What a worker hands the fold for one receipt.
+struct TrailItem {
+    entry: TrailEntry,
+    check: ReceiptCheck,
+    raw: Option<Value>,
 }
 
 impl Trail {
     /// Reads `<state_dir>/receipts.json` (an absent file or directory is the empty ledger)
-    /// through the one ledger reader.
+    /// through the one ledger reader, keeping entries and chain verdicts.
     ///
     /// Errors: [`LedgerReadError`] — an unreadable file; a file that is not an array, blank or
     /// corrupt (FORMATS.md §11.2 step 5). Callers add the state-dir path and the restore hint.
     pub fn read(state_dir: &Path) -> Result<Trail, LedgerReadError> {
+        Trail::read_with(state_dir, &TrailRead::default())
+    }
+
+    /// [`Trail::read`], keeping what `what` asks for besides.
+    ///
+    /// Errors: as [`Trail::read`].
+    pub(crate) fn read_with(
+        state_dir: &Path,
+        what: &TrailRead<'_>,
+    ) -> Result<Trail, LedgerReadError> {
         let path = state_dir.join(layout::RECEIPTS_FILE);
         if !state_dir.is_dir() {
             return Ok(Trail {
@@ -165,42 +216,97 @@ impl Trail {
                 ..Trail::default()
             });
         }
-        let snap = read_ledger_file(&path)?;
-        let mut t = Trail::from_raw(path, snap.receipts);
-        t.exists = snap.exists;
-        t.torn = snap.torn;
-        t.zero_length = snap.zero_length;
+        let topology = match what.why {
+            true => crate::replay::statedir::read_topology(state_dir)
+                .ok()
+                .flatten()
+                .map(|t| t.topology),
+            false => None,
+        };
+        let keep_all_raw = what.why;
+        let digest = |v: Value| {
+            let entry = project_entry(0, &v);
+            let check = ReceiptCheck::of(&v, None);
+            let keep = keep_all_raw || what.last_raw_of == Some(entry.node.as_str());
+            TrailItem {
+                entry,
+                check,
+                raw: keep.then_some(v),
+            }
+        };
+        let mut start = || {
+            let walk = what.why.then(|| WhyStream::new(topology.as_ref()));
+            (Trail::default(), walk)
+        };
+        let mut fold = |(t, walk): &mut (Trail, Option<WhyStream>), i: usize, item: TrailItem| {
+            t.take(i, item, walk.as_mut(), what);
+        };
+        let ((mut t, _), end) =
+            stream_ledger_file(&path, &mut Reader::new(&digest, &mut start, &mut fold))?;
+        t.path = path;
+        t.exists = end.exists;
+        t.torn = end.torn;
+        t.zero_length = end.zero_length;
         Ok(t)
     }
 
-    /// A trail over raw receipts already read (projected and indexed by node).
-    pub(crate) fn from_raw(path: PathBuf, raw: Vec<Value>) -> Trail {
-        let entries: Vec<TrailEntry> = raw
-            .iter()
-            .enumerate()
-            .map(|(i, v)| project_entry(i, v))
-            .collect();
-        let mut order = Vec::new();
-        let mut by_node: HashMap<String, Vec<usize>> = HashMap::new();
-        for e in &entries {
-            match by_node.get_mut(&e.node) {
-                Some(ix) => ix.push(e.index),
-                None => {
-                    order.push(e.node.clone());
-                    by_node.insert(e.node.clone(), vec![e.index]);
-                }
+    /// Takes receipt `i` (in order).
+    fn take(
+        &mut self,
+        i: usize,
+        item: TrailItem,
+        walk: Option<&mut WhyStream>,
+        what: &TrailRead<'_>,
+    ) {
+        let TrailItem {
+            mut entry,
+            check,
+            mut raw,
+        } = item;
+        entry.index = i;
+        let k = match self.by_node.get(&entry.node) {
+            Some(&k) => k,
+            None => {
+                self.nodes.push(NodeTrail {
+                    name: entry.node.clone(),
+                    ..NodeTrail::default()
+                });
+                self.by_node
+                    .insert(entry.node.clone(), self.nodes.len() - 1);
+                self.nodes.len() - 1
             }
+        };
+        let node = &mut self.nodes[k];
+        node.entries.push(i);
+        node.chain.push_check(check);
+        if what.last_raw_of == Some(entry.node.as_str()) {
+            node.last_raw = if what.why { raw.clone() } else { raw.take() };
         }
-        Trail {
+        if let (Some(walk), Some(v)) = (walk, raw) {
+            let why = walk.step(v);
+            let wanted = what.why_of.is_none_or(|n| n == entry.node);
+            self.whys.push(why.filter(|_| wanted));
+        }
+        self.entries.push(entry);
+    }
+
+    /// A trail over raw receipts already read (projected, verified and indexed by node).
+    #[cfg(test)]
+    pub(crate) fn from_raw(path: PathBuf, raw: Vec<Value>) -> Trail {
+        let mut t = Trail {
             path,
             exists: true,
-            raw,
-            entries,
-            torn: None,
-            zero_length: false,
-            order,
-            by_node,
+            ..Trail::default()
+        };
+        for (i, v) in raw.into_iter().enumerate() {
+            let item = TrailItem {
+                entry: project_entry(i, &v),
+                check: ReceiptCheck::of(&v, None),
+                raw: None,
+            };
+            t.take(i, item, None, &TrailRead::default());
         }
+        t
     }
 
     /// The reader's notes (a torn tail, a zero-length file), without the `reactor: note: `
@@ -235,7 +341,7 @@ impl Trail {
 
     /// Distinct node values in order of first appearance.
     pub fn nodes(&self) -> Vec<&str> {
-        self.order.iter().map(String::as_str).collect()
+        self.nodes.iter().map(|n| n.name.as_str()).collect()
     }
 
     /// True when some receipt names `node`.
@@ -243,14 +349,17 @@ impl Trail {
         self.by_node.contains_key(node)
     }
 
+    fn node(&self, node: &str) -> Option<&NodeTrail> {
+        self.by_node.get(node).map(|&k| &self.nodes[k])
+    }
+
     /// The entries of one node, in ledger order.
     pub(crate) fn entries_of<'a>(
         &'a self,
         node: &str,
     ) -> impl Iterator<Item = &'a TrailEntry> + 'a {
-        self.by_node
-            .get(node)
-            .map(Vec::as_slice)
+        self.node(node)
+            .map(|n| n.entries.as_slice())
             .unwrap_or(&[])
             .iter()
             .map(|&i| &self.entries[i])
@@ -258,16 +367,33 @@ impl Trail {
 
     /// Number of receipts of one node.
     pub fn count_of(&self, node: &str) -> usize {
-        self.by_node.get(node).map_or(0, Vec::len)
+        self.node(node).map_or(0, |n| n.entries.len())
     }
 
-    /// Verifies one node's chain on the raw receipts (FORMATS.md §7.2), in O(its receipts).
+    /// One node's chain verdict (FORMATS.md §7.2), verified while the ledger was read.
     pub fn verify_chain(&self, node: &str) -> ChainVerdict {
-        let mut state = ChainState::default();
-        for e in self.entries_of(node) {
-            state.push(&self.raw[e.index], None);
-        }
-        state.verdict()
+        self.node(node)
+            .map_or_else(|| ChainState::default().verdict(), |n| n.chain.verdict())
+    }
+
+    /// The cause of frame `index`, when the trail was read with [`TrailRead::why`] and the
+    /// frame was explained.
+    pub(crate) fn why(&self, index: usize) -> Option<&Why> {
+        self.whys.get(index).and_then(Option::as_ref)
+    }
+
+    /// `node`'s latest rendered or failed frame and its cause (read with [`TrailRead::why`]).
+    pub(crate) fn last_render(&self, node: &str) -> Option<(usize, Why)> {
+        let n = self.node(node)?;
+        n.entries
+            .iter()
+            .rev()
+            .find_map(|&i| self.why(i).map(|w| (i, w.clone())))
+    }
+
+    /// `node`'s latest raw receipt (read with [`TrailRead::last_raw_of`] naming it).
+    pub(crate) fn last_raw(&self, node: &str) -> Option<&Value> {
+        self.node(node)?.last_raw.as_ref()
     }
 }
 

@@ -25,7 +25,8 @@
 //!
 //! The computation is pure. [`explain`] answers one frame through a [`WhyLedger`] (the viewer's
 //! server answers pages of frames this way); [`explain_ledger`] walks a whole ledger once,
-//! linear in its receipts and their key lengths.
+//! linear in its receipts and their key lengths; [`crate::replay::why_stream`] explains a
+//! streamed ledger receipt by receipt (the host's `trace --why` and `inspect`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -167,6 +168,11 @@ pub(crate) trait WhyLedger {
     fn latest_before(&self, node: &str, before: usize) -> Option<usize>;
     /// A frame whose stored `content_hash` is `hash` (any one; callers check the position).
     fn by_hash(&self, hash: &str) -> Option<usize>;
+    /// The `node` of frame `i`, when a string (a ledger walked in one pass keeps only this of
+    /// earlier frames).
+    fn node_of(&self, i: usize) -> Option<&str> {
+        self.receipt(i).and_then(|v| str_at(v, "node"))
+    }
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -335,12 +341,10 @@ fn summary(why: &Why, ledger: &dyn WhyLedger) -> String {
             .refs
             .iter()
             .flatten()
-            .map(
-                |&k| match ledger.receipt(k).and_then(|v| str_at(v, "node")) {
-                    Some(n) => format!("frame {k} ({n})"),
-                    None => format!("frame {k}"),
-                },
-            )
+            .map(|&k| match ledger.node_of(k) {
+                Some(n) => format!("frame {k} ({n})"),
+                None => format!("frame {k}"),
+            })
             .collect();
         if !woken.is_empty() {
             parts.push(format!("woken by {}", woken.join(", ")));
@@ -414,25 +418,6 @@ pub fn explain_ledger(raw: &[Value], topology: Option<&Topology>) -> Vec<Option<
         }
     }
     out
-}
-
-/// The causes of a host state directory's ledger (`reactor trace --why`, `inspect`): its
-/// compiled topology (`compile/topology.json`, flat or envelope; none when absent or unreadable)
-/// gives the slots, the mounted ingress slot included. Linear in the ledger.
-pub(crate) fn explain_state_dir(state_dir: &std::path::Path, raw: &[Value]) -> Vec<Option<Why>> {
-    let topology = crate::replay::statedir::read_topology(state_dir)
-        .ok()
-        .flatten()
-        .map(|t| t.topology);
-    explain_ledger(raw, topology.as_ref())
-}
-
-/// `node`'s latest rendered or failed frame and its cause, from [`explain_state_dir`]'s output.
-pub(crate) fn last_render(raw: &[Value], whys: &[Option<Why>], node: &str) -> Option<(usize, Why)> {
-    (0..raw.len().min(whys.len())).rev().find_map(|i| {
-        let w = whys[i].as_ref()?;
-        (str_at(&raw[i], "node") == Some(node)).then(|| (i, w.clone()))
-    })
 }
 
 #[cfg(test)]
