@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::devtools::examples::{self, CopyError, SHIPPED_EXAMPLES};
 use crate::replay::open::torn_note;
-use crate::replay::open_stream::read_for_describe;
+use crate::replay::open_stream::{Served, read_for_describe, serve_state_dir};
 use crate::replay::{self, DescribeOptions, OpenError, OpenStateDirOptions, OpenedStateDir};
 use crate::store::source::{DiskSource, StateSource};
 
@@ -272,10 +272,9 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
     if a.describe {
         return describe(&target, &shown, a.json, io);
     }
-    let opened = target.open();
     if let Some(file) = &a.export {
         return crate::devtools::export::run_cli(
-            opened,
+            target.open(),
             &shown,
             &crate::devtools::export::ExportArgs {
                 file: PathBuf::from(file),
@@ -286,8 +285,8 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
             io,
         );
     }
-    let opened = match opened {
-        Ok(o) => o,
+    let served = match target.serve() {
+        Ok(s) => s,
         Err(e) => {
             io.err(&format!(
                 "reactor-devtools: cannot read state-dir \"{shown}\": {e}\n"
@@ -295,11 +294,11 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> u8 {
             return 1;
         }
     };
-    if let Some(note) = opened.torn_note() {
+    if let Some(note) = served.opened.torn_note() {
         io.err(&format!("{note}\n"));
     }
     let host = a.host.clone().unwrap_or_else(|| "127.0.0.1".to_string());
-    crate::devtools::server::run_cli(opened, a.example.clone(), &host, port, io)
+    crate::devtools::server::run_cli(served, a.example.clone(), &host, port, io)
 }
 
 /// The usage checks of VIEWER.md §2.4, in order: unknown options and bad values, no target,
@@ -383,6 +382,15 @@ impl Target {
         match self {
             Target::Example(name) => examples::open_example(name, &opts),
             Target::Dir(dir) => replay::open_state_dir(dir, &opts),
+        }
+    }
+
+    /// Reads it for the viewer's server.
+    fn serve(&self) -> Result<Served, OpenError> {
+        let opts = OpenStateDirOptions::default();
+        match self {
+            Target::Example(name) => examples::serve_example(name, &opts),
+            Target::Dir(dir) => serve_state_dir(dir, &opts),
         }
     }
 

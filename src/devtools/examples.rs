@@ -8,6 +8,7 @@ use include_dir::{Dir, include_dir};
 use crate::replay::open::{
     OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir, open_source,
 };
+use crate::replay::open_stream::{Served, read_for_serving};
 use crate::store::source::{EmbeddedSource, StateSource};
 
 static FIXTURES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/fixtures");
@@ -44,6 +45,14 @@ pub(crate) fn example_source(name: &str) -> Result<Arc<dyn StateSource>, OpenErr
 /// bundled in this build); otherwise as `open_state_dir`.
 pub fn open_example(name: &str, opts: &OpenStateDirOptions) -> Result<OpenedStateDir, OpenError> {
     open_source(format!("example:{name}"), example_source(name)?, true, opts)
+}
+
+/// Reads an embedded fixture for the viewer's server (as [`open_example`], the receipts kept
+/// as text).
+///
+/// Errors: as [`open_example`].
+pub(crate) fn serve_example(name: &str, opts: &OpenStateDirOptions) -> Result<Served, OpenError> {
+    read_for_serving(example_source(name)?, format!("example:{name}"), true, opts)
 }
 
 /// Errors of [`copy_example`] (VIEWER.md §2.8).

@@ -28,11 +28,13 @@ use crate::format::json::{self, Value};
 use crate::http::Query;
 use crate::replay::open::BeatsMap;
 use crate::replay::open::OpenedStateDir;
+use crate::replay::raw::RawStore;
 use crate::replay::snapshot::{
     ChainVerifyView, CostRollupView, EdgeView, Labels, NodeView, ReceiptFrame, ReplaySession,
     ReplaySnapshot,
 };
 use crate::replay::why::{Why, WhyLedger, WhySlots, explain};
+use crate::replay::why_stream::WhyStream;
 
 /// Largest `count` of a full page.
 pub(crate) const MAX_PAGE: usize = 5_000;
@@ -98,68 +100,69 @@ pub(crate) fn parse_page_query(query: Option<&str>) -> Result<PageQuery, String>
     Ok(PageQuery { from, count, form })
 }
 
-/// `content_hash` → frame, for wake refs: a 64-bit digest of the hash text per frame (the
-/// first frame wins); lookups confirm the match against the receipt, so a digest collision
-/// answers "unknown", never a wrong frame. O(1) per receipt.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct HashIndex {
-    map: std::collections::HashMap<u64, usize>,
+/// The served ledger as [`explain`] reads it for a set of frames: those frames' receipts, each
+/// one's previous receipt of the same node and the receipts its wake refs resolve to, parsed
+/// once from the [`RawStore`] (the only receipts `explain` reads).
+pub(crate) struct PageLedger<'a> {
+    values: std::collections::HashMap<usize, Value>,
+    session: &'a ReplaySession,
+    raw: &'a RawStore,
 }
 
-fn digest(s: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
-}
-
-fn stored_hash(v: &Value) -> Option<&str> {
-    v.get("content_hash").and_then(Value::as_str)
-}
-
-impl HashIndex {
-    /// Indexes every receipt of `raw`.
-    pub(crate) fn new(raw: &[Value]) -> HashIndex {
-        let mut h = HashIndex {
-            map: std::collections::HashMap::with_capacity(raw.len()),
+impl<'a> PageLedger<'a> {
+    /// Parses what explaining `frames` needs.
+    pub(crate) fn new(
+        raw: &'a RawStore,
+        session: &'a ReplaySession,
+        frames: impl Iterator<Item = usize>,
+    ) -> PageLedger<'a> {
+        let mut values = std::collections::HashMap::new();
+        let load = |values: &mut std::collections::HashMap<usize, Value>, k: usize| {
+            if !values.contains_key(&k)
+                && let Some(v) = raw.get(k)
+            {
+                values.insert(k, v);
+            }
         };
-        for (i, v) in raw.iter().enumerate() {
-            h.push(i, v);
+        for i in frames {
+            load(&mut values, i);
+            let Some(v) = values.get(&i) else { continue };
+            let refs: Vec<usize> = v
+                .get("wake")
+                .and_then(|w| w.get("refs"))
+                .and_then(Value::as_array)
+                .map(|refs| {
+                    refs.iter()
+                        .filter_map(|h| h.as_str().and_then(|h| raw.by_hash(h)))
+                        .filter(|&k| k < i)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let prior = v
+                .get("node")
+                .and_then(Value::as_str)
+                .and_then(|n| session.latest_before(n, i));
+            for k in refs.into_iter().chain(prior) {
+                load(&mut values, k);
+            }
         }
-        h
-    }
-    /// Indexes receipt `i`.
-    pub(crate) fn push(&mut self, i: usize, v: &Value) {
-        if let Some(s) = stored_hash(v) {
-            self.map.entry(digest(s)).or_insert(i);
+        PageLedger {
+            values,
+            session,
+            raw,
         }
-    }
-    /// The first frame whose stored `content_hash` is `hash`.
-    pub(crate) fn get(&self, raw: &[Value], hash: &str) -> Option<usize> {
-        let i = *self.map.get(&digest(hash))?;
-        (raw.get(i).and_then(stored_hash) == Some(hash)).then_some(i)
     }
 }
 
-/// The served ledger as [`explain`] reads it.
-pub(crate) struct SessionLedger<'a> {
-    /// Raw receipts.
-    pub raw: &'a [Value],
-    /// The replay session (per-node frame lists).
-    pub session: &'a ReplaySession,
-    /// Content hashes.
-    pub hashes: &'a HashIndex,
-}
-
-impl WhyLedger for SessionLedger<'_> {
+impl WhyLedger for PageLedger<'_> {
     fn receipt(&self, i: usize) -> Option<&Value> {
-        self.raw.get(i)
+        self.values.get(&i)
     }
     fn latest_before(&self, node: &str, before: usize) -> Option<usize> {
         self.session.latest_before(node, before)
     }
     fn by_hash(&self, hash: &str) -> Option<usize> {
-        self.hashes.get(self.raw, hash)
+        self.raw.by_hash(hash)
     }
 }
 
@@ -239,27 +242,17 @@ impl<'a, F: Serialize> SnapshotView<'a, F> {
 
 /// Everything a page needs from the served state.
 pub(crate) struct PageSource<'a> {
-    /// The opened state directory (raw receipts, topology).
+    /// The opened state directory (topology).
     pub opened: &'a OpenedStateDir,
     /// The session (frames).
     pub session: &'a ReplaySession,
     /// Input slots of the topology.
     pub slots: &'a WhySlots,
-    /// Content hashes of the raw receipts.
-    pub hashes: &'a HashIndex,
+    /// The receipts.
+    pub raw: &'a RawStore,
 }
 
 impl PageSource<'_> {
-    /// The cause of frame `i`.
-    pub(crate) fn why(&self, i: usize) -> Option<Why> {
-        let ledger = SessionLedger {
-            raw: &self.opened.raw,
-            session: self.session,
-            hashes: self.hashes,
-        };
-        explain(self.slots, &ledger, i)
-    }
-
     /// The body of `GET /api/frames` for a parsed query.
     pub(crate) fn page(&self, q: &PageQuery) -> Vec<u8> {
         let total = self.session.frames.len();
@@ -275,7 +268,8 @@ impl PageSource<'_> {
                     total: usize,
                     frames: FramesWithWhy<'a>,
                 }
-                let why = |i: usize| self.why(i);
+                let ledger = PageLedger::new(self.raw, self.session, from..to);
+                let why = |i: usize| explain(self.slots, &ledger, i);
                 json::to_js_compact(&Page {
                     from: q.from,
                     count: frames.len(),
@@ -353,9 +347,14 @@ impl PageSource<'_> {
         ))
     }
 
-    /// The body of `GET /api/state?why=1`.
+    /// The body of `GET /api/state?why=1`: the causes come from one pass over the receipts
+    /// ([`WhyStream`]), frame after frame as they are serialized.
     pub(crate) fn state_with_why(&self, head: &ReplaySnapshot) -> Vec<u8> {
-        let why = |i: usize| self.why(i);
+        let walk = std::cell::RefCell::new(WhyStream::new(self.opened.topology.as_ref()));
+        let why = |i: usize| {
+            let v = self.raw.get(i)?;
+            walk.borrow_mut().step(v)
+        };
         json::to_js_compact(&SnapshotView::new(
             head,
             FramesWithWhy {

@@ -108,12 +108,12 @@ fn the_snapshot_view_serializes_like_the_snapshot() {
         );
         // frames=none: the same members with `frames: []`, then `frameCount`.
         let slots = WhySlots::new(o.topology.as_ref());
-        let hashes = HashIndex::new(&o.raw);
+        let raw = RawStore::of_values(&o.raw);
         let src = PageSource {
             opened: &o,
             session: &session,
             slots: &slots,
-            hashes: &hashes,
+            raw: &raw,
         };
         let head = crate::replay::snapshot::snapshot_head(&o, &session);
         let h = String::from_utf8(src.state_head(&head)).unwrap();
@@ -150,15 +150,19 @@ fn index_codes_and_hash_lookups() {
         );
         assert_eq!(c >= 27, !f.moved_facets.is_empty());
     }
-    let hashes = HashIndex::new(&o.raw);
+    let raw = RawStore::of_values(&o.raw);
     for (i, v) in o.raw.iter().enumerate() {
         let h = v.get("content_hash").and_then(Value::as_str).unwrap();
-        assert_eq!(hashes.get(&o.raw, h), Some(i));
+        assert_eq!(raw.by_hash(h), Some(i));
     }
-    assert_eq!(hashes.get(&o.raw, "sha256:nope"), None);
-    // A digest that matches a different text is not taken for it.
-    let mut bogus = HashIndex::default();
-    bogus.map.insert(digest("x"), 0);
-    assert_eq!(bogus.get(&o.raw, "x"), None);
-    assert_eq!(bogus.get(&[], "x"), None);
+    assert_eq!(raw.by_hash("sha256:nope"), None);
+    // Every frame's cause read through a page's ledger is its whole-ledger cause.
+    let slots = WhySlots::new(o.topology.as_ref());
+    let whys = crate::replay::why::explain_ledger(&o.raw, o.topology.as_ref());
+    for (from, to) in [(0, o.raw.len()), (5, 9), (40, 41)] {
+        let ledger = PageLedger::new(&raw, &session, from..to);
+        for (i, want) in whys.iter().enumerate().take(to).skip(from) {
+            assert_eq!(&explain(&slots, &ledger, i), want, "frame {i}");
+        }
+    }
 }

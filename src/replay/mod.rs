@@ -8,6 +8,7 @@ pub(crate) mod describe_rows;
 pub mod ledger;
 pub mod open;
 pub(crate) mod open_stream;
+pub(crate) mod raw;
 pub mod snapshot;
 pub(crate) mod split;
 pub mod statedir;

@@ -9,6 +9,9 @@
 //! ledger's (not an array, corrupt), then the first receipt that cannot be projected, then an
 //! invalid topology file.
 
+use std::path::Path;
+use std::sync::Arc;
+
 use crate::format::json::{NonFinite, Value};
 use crate::format::layout;
 use crate::format::receipt::{ReceiptCheck, recompute_content_hash};
@@ -16,12 +19,13 @@ use crate::format::topology::Topology;
 use crate::replay::describe::{DescribeContext, DescribeOptions, DescribeReport};
 use crate::replay::describe_rows::DescribeTally;
 use crate::replay::open::{
-    OpenError, OpenStateDirOptions, ProjectedReceipt, ProjectionError, parse_labels,
-    project_receipt, read_topology_from,
+    OpenError, OpenStateDirOptions, OpenedStateDir, ProjectedReceipt, ProjectionError,
+    is_reactor_state_dir, parse_beats, parse_labels, project_receipt, read_topology_from,
 };
+use crate::replay::raw::{RawStore, RawText};
 use crate::replay::snapshot::ReplaySession;
 use crate::replay::stream::{Reader, StreamEnd, stream_ledger_from};
-use crate::store::source::StateSource;
+use crate::store::source::{DiskSource, StateSource};
 
 /// One receipt, checked: its projection, its recomputed content address, and what its chain
 /// needs ([`ReceiptCheck`]).
@@ -115,21 +119,129 @@ pub(crate) fn read_for_describe(
             problem: e.to_string(),
         });
     }
-    let topology = topology?;
-    let labels = src
-        .read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
-        .ok()
-        .flatten()
-        .map(|b| parse_labels(&b))
-        .unwrap_or_default();
     Ok(DescribeInput {
         state_dir,
-        topology,
-        labels,
+        topology: topology?,
+        labels: read_labels(src),
         session: fold.session,
         tally: fold.tally,
         end,
     })
+}
+
+/// `compile/labels.json` (absent or unreadable: none).
+fn read_labels(src: &dyn StateSource) -> Vec<(String, String)> {
+    src.read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
+        .ok()
+        .flatten()
+        .map(|b| parse_labels(&b))
+        .unwrap_or_default()
+}
+
+/// A state directory as the viewer's server holds it: the opened directory without its
+/// receipts (`raw`, `projected` and `recomputed` are empty), the receipts' compact text, and
+/// the session with every frame.
+#[derive(Debug)]
+pub(crate) struct Served {
+    /// Everything but the receipts.
+    pub(crate) opened: OpenedStateDir,
+    /// The receipts, as text.
+    pub(crate) raw: RawStore,
+    /// Frames, chains and rollup.
+    pub(crate) session: ReplaySession,
+}
+
+/// The fold of the server's open.
+struct ServeFold {
+    session: ReplaySession,
+    raw: RawStore,
+    failed: Option<(usize, ProjectionError)>,
+}
+
+/// Opens a state directory for the viewer's server (VIEWER.md §3) in one streamed pass: each
+/// receipt is checked and written compact on a worker, then becomes a frame of the session.
+/// `state_dir` is the string the snapshot shows.
+///
+/// Errors: as [`crate::replay::open::open_state_dir`], in the same order.
+pub(crate) fn read_for_serving(
+    source: Arc<dyn StateSource>,
+    state_dir: String,
+    synthetic: bool,
+    opts: &OpenStateDirOptions,
+) -> Result<Served, OpenError> {
+    let src = source.as_ref();
+    let topology = read_topology_from(src);
+    let (fold, end) = {
+        let usable = topology.as_ref().ok().and_then(Option::as_ref);
+        let digest = |v: Value| check_receipt(&v).map(|c| (c, RawText::of(&v)));
+        let mut start = || ServeFold {
+            session: ReplaySession::new(usable, opts.fresh_rate, opts.reused_rate),
+            raw: RawStore::default(),
+            failed: None,
+        };
+        let mut fold = |f: &mut ServeFold, i: usize, item: Result<(Checked, RawText), _>| {
+            if f.failed.is_some() {
+                return;
+            }
+            match item {
+                Ok(((p, recomputed, check), text)) => {
+                    f.raw.push(text);
+                    f.session.push_checked(p, &recomputed, check);
+                }
+                Err(e) => f.failed = Some((i, e)),
+            }
+        };
+        stream_ledger_from(src, &mut Reader::new(&digest, &mut start, &mut fold))?
+    };
+    if let Some((index, e)) = fold.failed {
+        return Err(OpenError::ReceiptProjection {
+            index,
+            problem: e.to_string(),
+        });
+    }
+    let topology = topology?;
+    let labels = read_labels(src);
+    let beats = src
+        .read(layout::BEATS_FILE)
+        .ok()
+        .flatten()
+        .and_then(|b| parse_beats(&b));
+    let opened = OpenedStateDir {
+        state_dir,
+        source,
+        raw: Vec::new(),
+        projected: Vec::new(),
+        recomputed: Vec::new(),
+        topology,
+        labels,
+        beats,
+        synthetic,
+        torn: end.torn,
+        zero_length: end.zero_length,
+        end_of_complete: end.end_of_complete,
+        ledger_identity: end.identity,
+        options: *opts,
+    };
+    Ok(Served {
+        opened,
+        raw: fold.raw,
+        session: fold.session,
+    })
+}
+
+/// [`read_for_serving`] for a directory on disk (`dir` is echoed as given).
+///
+/// Errors: [`OpenError::NotAStateDir`], then as [`read_for_serving`].
+pub(crate) fn serve_state_dir(dir: &Path, opts: &OpenStateDirOptions) -> Result<Served, OpenError> {
+    if !is_reactor_state_dir(dir) {
+        return Err(OpenError::NotAStateDir(dir.display().to_string()));
+    }
+    read_for_serving(
+        Arc::new(DiskSource::new(dir)),
+        dir.display().to_string(),
+        false,
+        opts,
+    )
 }
 
 #[cfg(test)]

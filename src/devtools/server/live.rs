@@ -5,34 +5,43 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
-use crate::devtools::pages::{HashIndex, PageSource};
+use crate::devtools::pages::{PageSource, SnapshotView};
 use crate::format::json::{self, Value};
 use crate::http::{SseEvent, SseHub};
 use crate::replay::ledger::{LedgerReadError, read_growth, read_ledger_file};
-use crate::replay::open::{OpenedStateDir, open_state_dir, project_receipt};
+use crate::replay::open::{OpenedStateDir, project_receipt};
+use crate::replay::open_stream::{Served, serve_state_dir};
+use crate::replay::raw::{RawStore, RawText};
 use crate::replay::snapshot::{
-    LabelMap, ReplaySession, ReplaySnapshot, build_session, snapshot_from_session,
+    LabelMap, ReplaySession, ReplaySnapshot, snapshot_from_session, snapshot_head,
 };
 use crate::replay::why::WhySlots;
 
+/// The served state: the opened directory without its receipts (they are in `raw`, as
+/// text), the session with every frame, and the serialized snapshot once asked for.
 pub(super) struct Live {
     pub(super) opened: OpenedStateDir,
+    pub(super) raw: RawStore,
     pub(super) session: ReplaySession,
-    pub(super) cache: Option<(Arc<ReplaySnapshot>, Arc<Vec<u8>>)>,
-    /// Input slots of the topology and content hashes of the receipts (frame causes).
+    /// The body of `GET /api/state`, built on the first request after a change.
+    pub(super) cache: Option<Arc<Vec<u8>>>,
+    /// Input slots of the topology (frame causes).
     slots: WhySlots,
-    hashes: HashIndex,
     /// (len, mtime, inode) of receipts.json, topology, labels, beats at the last read.
     pub(super) stamps: Vec<Option<(u64, std::time::SystemTime, u64)>>,
 }
 
 impl Live {
-    pub(super) fn new(opened: OpenedStateDir) -> Live {
-        let session = build_session(&opened);
+    pub(super) fn new(served: Served) -> Live {
+        let Served {
+            opened,
+            raw,
+            session,
+        } = served;
         let stamps = stamps(&opened);
         Live {
             slots: WhySlots::new(opened.topology.as_ref()),
-            hashes: HashIndex::new(&opened.raw),
+            raw,
             opened,
             session,
             cache: None,
@@ -46,19 +55,26 @@ impl Live {
             opened: &self.opened,
             session: &self.session,
             slots: &self.slots,
-            hashes: &self.hashes,
+            raw: &self.raw,
         }
     }
 
-    pub(super) fn snapshot(&mut self) -> (Arc<ReplaySnapshot>, Arc<Vec<u8>>) {
+    /// The snapshot (built on demand; the server keeps only its serialized form).
+    pub(super) fn snapshot(&self) -> ReplaySnapshot {
+        snapshot_from_session(&self.opened, &self.session)
+    }
+
+    /// The body of `GET /api/state`: the snapshot serialized straight from the session, once
+    /// per change.
+    pub(super) fn state_bytes(&mut self) -> Arc<Vec<u8>> {
         if let Some(c) = &self.cache {
             return c.clone();
         }
-        let snap = snapshot_from_session(&self.opened, &self.session);
-        let bytes = json::to_js_compact(&snap);
-        let c = (Arc::new(snap), Arc::new(bytes));
-        self.cache = Some(c.clone());
-        c
+        let head = snapshot_head(&self.opened, &self.session);
+        let view = SnapshotView::new(&head, &self.session.frames, None);
+        let bytes = Arc::new(json::to_js_compact(&view));
+        self.cache = Some(bytes.clone());
+        bytes
     }
 
     fn label(&self) -> impl Fn(&str) -> String + '_ {
@@ -186,9 +202,9 @@ pub(super) fn poll_once(shared: &Shared) {
     let reset = |live: &mut MutexGuard<'_, Live>, reason: &str| {
         let state_dir = live.opened.state_dir.clone();
         let opts = live.opened.options;
-        match open_state_dir(&root, &opts) {
+        match serve_state_dir(&root, &opts) {
             Ok(mut o) => {
-                o.state_dir = state_dir;
+                o.opened.state_dir = state_dir;
                 **live = Live::new(o);
                 let frames = live.session.frames.len();
                 let data = format!(
@@ -212,7 +228,7 @@ pub(super) fn poll_once(shared: &Shared) {
         reset(&mut live, &format!("{which} changed"));
         return;
     }
-    let known = live.opened.raw.len();
+    let known = live.raw.len();
     let same_inode = now[0].map(|s| s.2) == live.stamps[0].map(|s| s.2);
     let grew = now[0].map(|s| s.0).unwrap_or(0) >= live.stamps[0].map(|s| s.0).unwrap_or(0);
     let path = root.join(crate::format::layout::RECEIPTS_FILE);
@@ -243,7 +259,11 @@ pub(super) fn poll_once(shared: &Shared) {
                 return;
             }
             let hashes = crate::replay::open::recompute_all(&read.receipts[..known]);
-            if hashes != live.opened.recomputed {
+            let same = hashes
+                .iter()
+                .zip(&live.session.frames)
+                .all(|(h, f)| h.as_deref().unwrap_or_default() == f.content_hash);
+            if !same {
                 reset(&mut live, "receipts.json was rewritten");
                 return;
             }
@@ -269,11 +289,7 @@ pub(super) fn poll_once(shared: &Shared) {
     let mut events = Vec::with_capacity(new.len() + 1);
     for ((v, p), h) in new.into_iter().zip(projected).zip(hashes) {
         live.session.push(&v, &p, &h);
-        let i = live.opened.raw.len();
-        live.hashes.push(i, &v);
-        live.opened.raw.push(v);
-        live.opened.projected.push(p);
-        live.opened.recomputed.push(h);
+        live.raw.push(RawText::of(&v));
         let i = live.session.frames.len() - 1;
         events.push(live.frame_event(i));
     }

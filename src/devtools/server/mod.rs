@@ -10,7 +10,8 @@ use crate::devtools::examples;
 use crate::http::{
     BindError, SecondSignal, Server, ServerConfig, SseConfig, SseHub, install_stop_signals,
 };
-use crate::replay::open::{OpenError, OpenStateDirOptions, OpenedStateDir, open_state_dir};
+use crate::replay::open::{OpenError, OpenStateDirOptions};
+use crate::replay::open_stream::{Served, serve_state_dir};
 use crate::replay::snapshot::ReplaySnapshot;
 
 mod live;
@@ -103,7 +104,7 @@ impl DevToolsServer {
     }
     /// The current snapshot.
     pub fn snapshot(&self) -> Arc<ReplaySnapshot> {
-        lock(&self.shared.live).snapshot().0
+        Arc::new(lock(&self.shared.live).snapshot())
     }
     /// Stops following, sends `shutdown` to every event stream and closes the server
     /// (VIEWER.md §2.10 step 5). Also runs on drop.
@@ -136,24 +137,25 @@ fn host_for_url(host: &str) -> String {
 /// Opens the target, binds, and starts serving (and following) on background threads; returns
 /// once listening (VIEWER.md §7 `start_devtools_server`).
 pub fn start_devtools_server(opts: DevToolsServerOptions) -> Result<DevToolsServer, ServerError> {
-    let opened = match (&opts.example, &opts.state_dir) {
-        (Some(name), _) => examples::open_example(name, &opts.open)?,
-        (None, Some(dir)) => open_state_dir(dir, &opts.open)?,
+    let served = match (&opts.example, &opts.state_dir) {
+        (Some(name), _) => examples::serve_example(name, &opts.open)?,
+        (None, Some(dir)) => serve_state_dir(dir, &opts.open)?,
         (None, None) => return Err(ServerError::NoTarget),
     };
-    start_with(opened, opts)
+    start_with(served, opts)
 }
 
-/// [`start_devtools_server`] over an already opened state directory.
+/// [`start_devtools_server`] over a state directory already read for serving.
 pub(crate) fn start_with(
-    opened: OpenedStateDir,
+    served: Served,
     opts: DevToolsServerOptions,
 ) -> Result<DevToolsServer, ServerError> {
+    let opened = &served.opened;
     let live_enabled = opts.live && !opened.synthetic && opened.source.disk_root().is_some();
-    let ledger = ledger_info(&opened);
+    let ledger = ledger_info(opened);
     let shared = Arc::new(Shared {
         ledger,
-        live: Mutex::new(Live::new(opened)),
+        live: Mutex::new(Live::new(served)),
         hub: SseHub::new(SseConfig {
             heartbeat: opts.heartbeat,
             ..SseConfig::default()
@@ -208,7 +210,7 @@ pub(crate) fn start_with(
 /// Server mode of the CLI (VIEWER.md §2.10): bind, print the two lines, serve until SIGINT or
 /// SIGTERM, close, exit 0.
 pub(crate) fn run_cli(
-    opened: OpenedStateDir,
+    served: Served,
     example: Option<String>,
     host: &str,
     port: u16,
@@ -227,14 +229,10 @@ pub(crate) fn run_cli(
             return 1;
         }
     };
-    let frames = opened.raw.len();
-    let nodes = match &opened.topology {
+    let frames = served.session.frames.len();
+    let nodes = match &served.opened.topology {
         Some(t) => t.nodes.len(),
-        None => {
-            let seen: std::collections::HashSet<&str> =
-                opened.projected.iter().map(|p| p.node.as_str()).collect();
-            seen.len()
-        }
+        None => served.session.chains.len(),
     };
     let opts = DevToolsServerOptions {
         example,
@@ -242,7 +240,7 @@ pub(crate) fn run_cli(
         host: host.to_string(),
         ..DevToolsServerOptions::default()
     };
-    let mut server = match start_with(opened, opts) {
+    let mut server = match start_with(served, opts) {
         Ok(s) => s,
         Err(ServerError::Bind(BindError::AddrInUse { .. })) => {
             let alt = if port == 65535 { port - 1 } else { port + 1 };

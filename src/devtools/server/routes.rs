@@ -10,7 +10,7 @@ use super::INDEX_CSP;
 use super::live::{Shared, lock};
 use crate::devtools::pages::parse_page_query;
 use crate::format::json::{self, Value};
-use crate::format::receipt::verify_receipt_with;
+use crate::format::receipt::verify_receipt;
 use crate::http::{Request, Response, Router, SseEvent, StaticAssets};
 use crate::replay::snapshot::snapshot_head;
 use crate::replay::worldmodel::read_node_world_model;
@@ -78,7 +78,7 @@ fn state_route(shared: &Shared, req: &mut Request) -> Response {
     });
     let mut live = lock(&shared.live);
     let bytes = match variant {
-        None => live.snapshot().1.as_ref().clone(),
+        None => live.state_bytes().as_ref().clone(),
         Some(head_only) => {
             let head = snapshot_head(&live.opened, &live.session);
             let pages = live.pages();
@@ -144,7 +144,8 @@ fn receipt_route(shared: &Shared, req: &mut Request) -> Response {
     }
     let live = lock(&shared.live);
     let index = raw.parse::<usize>().ok();
-    let Some(i) = index.filter(|i| *i < live.opened.raw.len()) else {
+    let receipt = index.and_then(|i| Some((i, live.raw.get(i)?)));
+    let Some((i, receipt)) = receipt else {
         let n = raw
             .trim_start_matches('0')
             .parse::<f64>()
@@ -174,10 +175,11 @@ fn receipt_route(shared: &Shared, req: &mut Request) -> Response {
         receipt: &'a Value,
         verify: Verify,
     }
-    let v = verify_receipt_with(&live.opened.raw[i], Some(&live.opened.recomputed[i]));
+    drop(live);
+    let v = verify_receipt(&receipt);
     let body = Body {
         index: i,
-        receipt: &live.opened.raw[i],
+        receipt: &receipt,
         verify: Verify {
             ok: v.ok,
             errors: v.errors,
