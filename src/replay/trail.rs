@@ -22,7 +22,7 @@ use crate::format::receipt::{
 use crate::replay::ledger::LedgerReadError;
 use crate::replay::stream::{Reader, stream_ledger_file};
 use crate::replay::why::Why;
-use crate::replay::why_stream::WhyStream;
+use crate::replay::why_stream::{WhyStream, why_members};
 use crate::store::ledger::TornTail;
 
 /// One receipt projected for display. Fields that cannot be read are `?` (strings), `0`
@@ -223,16 +223,18 @@ impl Trail {
                 .map(|t| t.topology),
             false => None,
         };
-        let keep_all_raw = what.why;
         let digest = |v: Value| {
             let entry = project_entry(0, &v);
             let check = ReceiptCheck::of(&v, None);
-            let keep = keep_all_raw || what.last_raw_of == Some(entry.node.as_str());
-            TrailItem {
-                entry,
-                check,
-                raw: keep.then_some(v),
-            }
+            let raw = if what.last_raw_of == Some(entry.node.as_str()) {
+                Some(v)
+            } else if what.why {
+                // The walk reads a few members; the rest is dropped here, on the worker.
+                Some(why_members(v))
+            } else {
+                None
+            };
+            TrailItem { entry, check, raw }
         };
         let mut start = || {
             let walk = what.why.then(|| WhyStream::new(topology.as_ref()));
@@ -283,9 +285,12 @@ impl Trail {
             node.last_raw = if what.why { raw.clone() } else { raw.take() };
         }
         if let (Some(walk), Some(v)) = (walk, raw) {
-            let why = walk.step(v);
-            let wanted = what.why_of.is_none_or(|n| n == entry.node);
-            self.whys.push(why.filter(|_| wanted));
+            if what.why_of.is_none_or(|n| n == entry.node) {
+                self.whys.push(walk.step(v));
+            } else {
+                walk.pass(v);
+                self.whys.push(None);
+            }
         }
         self.entries.push(entry);
     }

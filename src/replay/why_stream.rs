@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::format::json::Value;
+use crate::format::json::{Object, Value};
 use crate::format::topology::Topology;
 use crate::replay::why::{Why, WhyLedger, WhySlots, explain};
 
@@ -22,6 +22,31 @@ pub(crate) struct WhyStream {
     name_ix: HashMap<String, u32>,
     /// The first frame of each stored `content_hash`.
     hashes: HashMap<String, usize>,
+}
+
+/// The members of a receipt that [`explain`] and the walk read.
+const WHY_MEMBERS: [&str; 6] = [
+    "node",
+    "status",
+    "wake",
+    "contract_fingerprint",
+    "input_fingerprints",
+    "content_hash",
+];
+
+/// `v` with only the members the walk reads (a non-object as it is): what a streamed reader
+/// hands [`WhyStream::step`] so the rest of the receipt is dropped where it was parsed.
+pub(crate) fn why_members(v: Value) -> Value {
+    let Value::Object(mut o) = v else {
+        return v;
+    };
+    let mut slim = Object::new();
+    for k in WHY_MEMBERS {
+        if let Some(x) = o.remove(k) {
+            slim.insert(k, x);
+        }
+    }
+    Value::Object(slim)
 }
 
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -55,6 +80,13 @@ impl WhyStream {
         );
         self.take(i, v);
         why
+    }
+
+    /// Takes the next receipt in without explaining it (a caller that wants the causes of
+    /// some frames only).
+    pub(crate) fn pass(&mut self, v: Value) {
+        let i = self.node_of.len();
+        self.take(i, v);
     }
 
     fn take(&mut self, i: usize, v: Value) {
@@ -140,6 +172,13 @@ mod tests {
             let mut walk = WhyStream::new(o.topology.as_ref());
             let got: Vec<Option<Why>> = o.raw.iter().map(|v| walk.step(v.clone())).collect();
             assert_eq!(got, want, "{name}");
+            let mut walk = WhyStream::new(o.topology.as_ref());
+            let slim: Vec<Option<Why>> = o
+                .raw
+                .iter()
+                .map(|v| walk.step(why_members(v.clone())))
+                .collect();
+            assert_eq!(slim, want, "{name} (slim receipts)");
         }
         let raw: Vec<Value> = [
             r#"{"node":"a","status":"rendered","content_hash":"h1","contract_fingerprint":"c","input_fingerprints":[],"wake":{"source":"external","refs":["h3"]}}"#,
@@ -154,8 +193,25 @@ mod tests {
         .collect();
         let want = explain_ledger(&raw, None);
         let mut walk = WhyStream::new(None);
-        let got: Vec<Option<Why>> = raw.iter().map(|v| walk.step(v.clone())).collect();
+        let got: Vec<Option<Why>> = raw
+            .iter()
+            .map(|v| walk.step(why_members(v.clone())))
+            .collect();
         assert_eq!(got, want);
+        // Frames passed without a cause still count for the frames after them.
+        let mut walk = WhyStream::new(None);
+        let mut some = Vec::new();
+        for (i, v) in raw.iter().enumerate() {
+            if i % 2 == 0 {
+                walk.pass(v.clone());
+            } else {
+                some.push(walk.step(v.clone()));
+            }
+        }
+        assert_eq!(
+            some,
+            vec![want[1].clone(), want[3].clone(), want[5].clone()]
+        );
         assert_eq!(got[4].as_ref().unwrap().refs, vec![Some(3), Some(0)]);
         assert_eq!(got[2].as_ref().unwrap().refs, vec![Some(0), Some(1), None]);
         assert!(got[5].is_none());
