@@ -19,7 +19,8 @@ Steps (each re-runnable; the tree must build before you start):
    side. The types the facade in src/lib.rs re-exports keep every `pub` method and field.
    src/lib.rs (the rooms and the facade) and `pub(super)`/`pub(in …)` are not touched, and
    nothing is ever widened by name.
-2. Widen what the compiler asks for. `cargo check --all-targets` errors about private items,
+2. Widen what the compiler asks for. `cargo check --all-targets` (and a stable `cargo check`
+   of the fuzz targets, a package of their own) errors about private items,
    methods, fields and re-exports used outside (E0603, E0624, E0616, E0451, E0364, E0365) and
    `private_interfaces`/`private_bounds` warnings turn the `pub(crate)` at the definition the
    diagnostic names back into `pub`. Repeated until clean.
@@ -245,6 +246,37 @@ def cargo_messages(args):
     return msgs
 
 
+def fuzz_messages():
+    """Compiler messages of a stable `cargo check` of the fuzz targets: fuzz/ is a package of its
+    own (own lockfile and workspace) that names library items, so `cargo check --all-targets`
+    never sees its uses. Library file names are made relative to the root, as in the main
+    package's messages. Empty without fuzz/."""
+    fuzz = os.path.join(ROOT, "fuzz")
+    if not os.path.isfile(os.path.join(fuzz, "Cargo.toml")):
+        return []
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(ROOT, "target", "fuzz-check"))
+    cmd = ["cargo", "check", "--bins", "--locked", "--message-format=json", "--quiet"]
+    proc = subprocess.run(cmd, cwd=fuzz, capture_output=True, text=True, env=env)
+    prefix = ROOT.rstrip("/") + "/"
+    msgs = []
+    for line in proc.stdout.splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if m.get("reason") != "compiler-message":
+            continue
+        stack = [m["message"]]
+        while stack:
+            part = stack.pop()
+            for sp in part.get("spans", []):
+                if sp["file_name"].startswith(prefix):
+                    sp["file_name"] = sp["file_name"][len(prefix):]
+            stack += part.get("children", [])
+        msgs.append(m["message"])
+    return msgs
+
+
 def spans_in_src(msg):
     out = []
     stack = [msg]
@@ -267,7 +299,7 @@ def widen_round():
     """Turns `pub(crate)` back into `pub` where the compiler says something outside needs it."""
     targets = set()
     by_name = set()
-    for m in cargo_messages(["--all-targets"]):
+    for m in cargo_messages(["--all-targets"]) + fuzz_messages():
         code = (m.get("code") or {}).get("code", "")
         if code in WIDEN_CODES or code in WIDEN_LINTS:
             spans = [s for s in spans_in_src(m) if s["file_name"] != "src/main.rs"]

@@ -16,9 +16,6 @@ pub mod core;
 pub mod devtools;
 pub mod format;
 pub mod host;
-// Another branch reworks `http/` (issue 7); `.ci/surface.py` leaves it alone until that merges.
-// Then drop this allow and re-run the script.
-#[allow(unreachable_pub)]
 pub mod http;
 pub mod model;
 pub mod replay;

@@ -13,8 +13,6 @@ pub mod render;
 pub mod sandbox;
 pub mod tools;
 
-pub use prompt::{
-    NodeBrief, PromptSource, SkillError, SystemPrompt, load_system_prompt, system_prompt,
-};
+pub use prompt::{NodeBrief, PromptSource, SkillError, SystemPrompt, system_prompt};
 pub use render::{AgentRender, RenderSettings};
 pub use sandbox::{SandboxMode, SandboxRunner};

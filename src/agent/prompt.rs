@@ -72,19 +72,26 @@ pub enum SkillError {
     Empty(String),
 }
 
+impl SkillError {
+    /// The file the error is about, as shown in the message (`<dir>/SKILL.md` for a directory).
+    pub fn path(&self) -> &str {
+        match self {
+            SkillError::Read { path, .. } => path,
+            SkillError::NotRegularFile(path)
+            | SkillError::TooLarge(path)
+            | SkillError::NotUtf8(path)
+            | SkillError::Empty(path) => path,
+        }
+    }
+}
+
 /// The system prompt for this process: the file named by `REACTOR_SKILL_PATH` when the variable
 /// is set and non-empty, otherwise the embedded text.
 ///
 /// Errors: [`SkillError`] (see [`system_prompt_from`]).
-pub fn load_system_prompt() -> Result<SystemPrompt, SkillError> {
+pub fn system_prompt() -> Result<SystemPrompt, SkillError> {
     let var = std::env::var_os(SKILL_PATH_ENV).filter(|v| !v.is_empty());
     system_prompt_from(var.as_deref().map(Path::new))
-}
-
-/// [`load_system_prompt`] with the error as its one-line text, the form the `doctor` report
-/// takes.
-pub fn system_prompt() -> Result<SystemPrompt, String> {
-    load_system_prompt().map_err(|e| e.to_string())
 }
 
 /// [`system_prompt`] with the override given explicitly (`None`: embedded).
@@ -510,11 +517,13 @@ mod tests {
         let p = system_prompt_from(Some(d.path())).unwrap();
         assert_eq!(p.text, "from dir");
         let empty = tempfile::tempdir().unwrap();
-        let e = system_prompt_from(Some(empty.path()))
-            .unwrap_err()
-            .to_string();
+        let err = system_prompt_from(Some(empty.path())).unwrap_err();
+        // The error names the file it is about: `<dir>/SKILL.md` for a directory.
+        let missing = empty.path().join(SKILL_FILE).display().to_string();
+        assert_eq!(err.path(), missing);
+        let e = err.to_string();
         assert!(e.starts_with("REACTOR_SKILL_PATH: cannot read "), "{e}");
-        assert!(e.contains("SKILL.md"), "{e}");
+        assert!(e.contains(&missing), "{e}");
         let e = system_prompt_from(Some(Path::new("/nonexistent/skill.md")))
             .unwrap_err()
             .to_string();
@@ -525,6 +534,10 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .ends_with("is not valid UTF-8")
+        );
+        assert_eq!(
+            system_prompt_from(Some(&f)).unwrap_err().path(),
+            f.display().to_string()
         );
         std::fs::write(&f, " \n\t\n").unwrap();
         assert!(

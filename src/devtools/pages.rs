@@ -63,14 +63,35 @@ pub(crate) struct PageQuery {
     pub form: PageForm,
 }
 
-/// Parses the query of `/api/frames` (the text after `?`, if any). Errors are the 400 texts.
-pub(crate) fn parse_page_query(query: Option<&str>) -> Result<PageQuery, String> {
-    let q = Query::parse(query.unwrap_or(""))
-        .map_err(|_| "malformed percent-encoding in query".to_string())?;
+/// Why an `/api/frames` query is refused; `Display` is the text of the 400 answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PageQueryError {
+    /// A `%` not followed by two hex digits, or an escape that is not UTF-8.
+    #[error("malformed percent-encoding in query")]
+    Encoding,
+    /// `form` other than `full` or `index`.
+    #[error("form must be full or index")]
+    Form,
+    /// `from` not ASCII digits, or above 2^53-1.
+    #[error("from must be a non-negative integer up to 2^53-1")]
+    From,
+    /// `count` not ASCII digits, 0, or above the form's largest page (`max`).
+    #[error("count must be an integer from 1 to {max}")]
+    Count {
+        /// [`MAX_PAGE`] or [`MAX_INDEX_PAGE`].
+        max: usize,
+    },
+}
+
+/// Parses the query of `/api/frames` (the text after `?`, if any).
+///
+/// Errors: [`PageQueryError`] (the first problem in the order encoding, form, from, count).
+pub(crate) fn parse_page_query(query: Option<&str>) -> Result<PageQuery, PageQueryError> {
+    let q = Query::parse(query.unwrap_or("")).map_err(|_| PageQueryError::Encoding)?;
     let form = match q.get("form") {
         None | Some("full") => PageForm::Full,
         Some("index") => PageForm::Index,
-        Some(_) => return Err("form must be full or index".into()),
+        Some(_) => return Err(PageQueryError::Form),
     };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let from = match q.get("from") {
@@ -80,22 +101,22 @@ pub(crate) fn parse_page_query(query: Option<&str>) -> Result<PageQuery, String>
             .ok()
             .filter(|n| *n <= MAX_FROM)
             .and_then(|n| usize::try_from(n).ok())
-            .ok_or("from must be a non-negative integer up to 2^53-1")?,
-        Some(_) => return Err("from must be a non-negative integer up to 2^53-1".into()),
+            .ok_or(PageQueryError::From)?,
+        Some(_) => return Err(PageQueryError::From),
     };
     let max = match form {
         PageForm::Full => MAX_PAGE,
         PageForm::Index => MAX_INDEX_PAGE,
     };
-    let bad_count = || format!("count must be an integer from 1 to {max}");
+    let bad_count = PageQueryError::Count { max };
     let count = match q.get("count") {
         None => DEFAULT_PAGE.min(max),
         Some(s) if digits(s) => s
             .parse::<usize>()
             .ok()
             .filter(|n| (1..=max).contains(n))
-            .ok_or_else(bad_count)?,
-        Some(_) => return Err(bad_count()),
+            .ok_or(bad_count)?,
+        Some(_) => return Err(bad_count),
     };
     Ok(PageQuery { from, count, form })
 }

@@ -1,12 +1,12 @@
 //! Query parsing, the snapshot view and the index codes of `/api/frames` (routes are tested in
-//! `server_tests.rs`).
+//! `server/tests.rs`).
 
 use super::*;
 use crate::devtools::examples::open_example;
 use crate::replay::open::OpenStateDirOptions;
 use crate::replay::snapshot::{build_session, snapshot_from_session};
 
-fn q(s: &str) -> Result<PageQuery, String> {
+fn q(s: &str) -> Result<PageQuery, PageQueryError> {
     parse_page_query(Some(s))
 }
 
@@ -85,7 +85,11 @@ fn hostile_page_queries_are_refused_with_a_reason() {
         if want == "ok" {
             assert!(got.is_ok(), "{query}: {got:?}");
         } else {
-            assert_eq!(got, Err(want.to_string()), "{query}");
+            assert_eq!(
+                got.map_err(|e| e.to_string()),
+                Err(want.to_string()),
+                "{query}"
+            );
         }
     }
     assert_eq!(q("from=%31%32").unwrap().from, 12);

@@ -50,7 +50,7 @@ impl ModelPlan {
     /// transport settings and the system prompt. Errors: configuration (exit 1).
     pub(crate) fn resolve(project: &Project, offline: bool) -> Result<ModelPlan, HostError> {
         let config = ProviderConfig::resolve(&project.provider_settings())?;
-        let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
+        let prompt = crate::agent::prompt::system_prompt()?;
         Ok(ModelPlan {
             config,
             prompt,

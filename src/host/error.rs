@@ -224,6 +224,14 @@ impl From<crate::host::config::ConfigFileError> for HostError {
     }
 }
 
+impl From<crate::agent::SkillError> for HostError {
+    /// A `REACTOR_SKILL_PATH` file that cannot serve as the system prompt (HOST.md §2.2):
+    /// config, exit 1.
+    fn from(e: crate::agent::SkillError) -> Self {
+        HostError::config(e.to_string())
+    }
+}
+
 impl From<crate::contract::ContractError> for HostError {
     /// Contracts that do not load: `contracts invalid: <error>`, config, exit 1.
     fn from(e: crate::contract::ContractError) -> Self {

@@ -280,7 +280,7 @@ pub fn cache_key(
     settings: &crate::model::ProviderSettings,
 ) -> Result<crate::compile::CacheKey, HostError> {
     let set = crate::contract::ContractSet::load(contracts_dir)?;
-    let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
+    let prompt = crate::agent::prompt::system_prompt()?;
     let replaced = match prompt.source {
         crate::agent::PromptSource::File(_) => Some(prompt.text.as_str()),
         crate::agent::PromptSource::Embedded => None,

@@ -80,7 +80,7 @@ impl StaticAssets {
 
     /// Every file of an `include_dir!` directory, recursively, named by its path relative to
     /// the directory with `/` separators. Files whose path is not UTF-8 are skipped.
-    pub fn from_dir(dir: &'static include_dir::Dir<'static>) -> StaticAssets {
+    pub(crate) fn from_dir(dir: &'static include_dir::Dir<'static>) -> StaticAssets {
         let mut assets = StaticAssets { files: Vec::new() };
         let mut stack = vec![dir];
         while let Some(d) = stack.pop() {

@@ -66,7 +66,7 @@ use super::internal::{Internal, Stream};
 /// sends after the end of its output: 2 seconds. Closing a socket with unread input makes the
 /// kernel send a reset, and a client still sending a body would then lose the response it has
 /// not read yet (the "lingering close" of Apache and nginx).
-pub(crate) const LINGER: Duration = Duration::from_secs(2);
+const LINGER: Duration = Duration::from_secs(2);
 
 /// The first pause after a failed `accept()`; it doubles up to [`BACKOFF_MAX`].
 const BACKOFF_FIRST: Duration = Duration::from_millis(5);
@@ -91,8 +91,6 @@ pub(crate) struct Gate {
     stopping: AtomicBool,
     /// Connections closed after a refusal (the gate's and the server's).
     pub(crate) closed: AtomicU64,
-    /// Failed `accept()` calls followed by a backoff pause.
-    pub(crate) accept_pauses: AtomicU64,
 }
 
 /// One client connection, shared by its reader and writer threads and found by the dispatcher
@@ -393,7 +391,6 @@ impl Gate {
             next_id: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             closed: AtomicU64::new(0),
-            accept_pauses: AtomicU64::new(0),
         })
     }
 
@@ -450,7 +447,6 @@ impl Gate {
                             self.local_addr
                         ));
                     }
-                    self.accept_pauses.fetch_add(1, Ordering::Relaxed);
                     crossbeam_channel::select! {
                         recv(stop) -> _ => return,
                         default(backoff) => {}

@@ -104,7 +104,6 @@ pub(super) fn supervise(
             backoff = (backoff * 2).min(super::gate::BACKOFF_MAX);
             match start_tiny(&shared.internal) {
                 Ok(tiny) => {
-                    shared.restarts.fetch_add(1, Ordering::Relaxed);
                     next = Some(tiny);
                     break;
                 }

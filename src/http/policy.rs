@@ -126,12 +126,6 @@ impl BearerAuth {
         }
     }
 
-    /// Uses another realm in the `WWW-Authenticate` header (quotes and backslashes removed).
-    pub fn with_realm(mut self, realm: &str) -> BearerAuth {
-        self.realm = realm.replace(['"', '\\', '\r', '\n'], "");
-        self
-    }
-
     /// Exempts requests for which `exempt(method, path)` is true.
     pub fn with_exemption<F>(mut self, exempt: F) -> BearerAuth
     where

@@ -189,7 +189,8 @@ impl Request {
     }
 
     /// Replaces the body limit (bytes).
-    pub fn with_body_limit(mut self, limit: u64) -> Request {
+    #[cfg(test)]
+    pub(crate) fn with_body_limit(mut self, limit: u64) -> Request {
         self.body_limit = limit;
         self
     }
@@ -210,7 +211,7 @@ impl Request {
     }
 
     /// The raw query (after the first `?`), if any.
-    pub fn raw_query(&self) -> Option<&str> {
+    pub(crate) fn raw_query(&self) -> Option<&str> {
         split_target(&self.target).1
     }
 
@@ -266,7 +267,7 @@ impl Request {
     }
 
     /// Every value of header `name` (case-insensitive), in order.
-    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    pub(crate) fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.headers
             .iter()
             .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
@@ -284,13 +285,8 @@ impl Request {
     }
 
     /// The HTTP version as `(major, minor)`, e.g. `(1, 1)`.
-    pub fn http_version(&self) -> (u8, u8) {
+    pub(crate) fn http_version(&self) -> (u8, u8) {
         self.http_version
-    }
-
-    /// The declared `Content-Length`, if the request has one (chunked requests do not).
-    pub fn declared_length(&self) -> Option<u64> {
-        self.declared_length
     }
 
     /// The body limit in bytes that [`Request::read_body`] enforces.
@@ -332,7 +328,7 @@ impl Request {
 
     /// Reads and drops the body (VIEWER.md §6.1: GET bodies are read and discarded up to the
     /// limit). Errors as [`Request::read_body`].
-    pub fn discard_body(&mut self) -> Result<(), BodyError> {
+    pub(crate) fn discard_body(&mut self) -> Result<(), BodyError> {
         self.read_body()?;
         if let BodyState::Read(_) = self.body {
             self.body = BodyState::Discarded;

@@ -98,7 +98,7 @@ impl Response {
     }
 
     /// A JSON response from bytes the caller already serialized (no re-encoding).
-    pub fn json_bytes(status: u16, body: Vec<u8>) -> Response {
+    pub(crate) fn json_bytes(status: u16, body: Vec<u8>) -> Response {
         Response::bytes(status, JSON_CONTENT_TYPE, body)
     }
 
@@ -137,7 +137,11 @@ impl Response {
     /// 405 with `allow: <methods joined by ", ">`. Body `{"error":"method <M> not allowed"}`,
     /// or `{"error":"method <M> not allowed on <path>"}` when `on_path` is given
     /// (VIEWER.md §6.1, HOST.md §10.5).
-    pub fn method_not_allowed(method: &str, allow: &[&str], on_path: Option<&str>) -> Response {
+    pub(crate) fn method_not_allowed(
+        method: &str,
+        allow: &[&str],
+        on_path: Option<&str>,
+    ) -> Response {
         let message = match on_path {
             Some(path) => format!("method {method} not allowed on {path}"),
             None => format!("method {method} not allowed"),
@@ -147,7 +151,7 @@ impl Response {
 
     /// 413 `{"error":"request body too large (limit <limit> bytes)"}` with `connection: close`
     /// (HOST.md §10.4 step 2).
-    pub fn payload_too_large(limit: u64) -> Response {
+    pub(crate) fn payload_too_large(limit: u64) -> Response {
         Response::error(
             413,
             &format!("request body too large (limit {limit} bytes)"),
@@ -163,7 +167,7 @@ impl Response {
     /// A server-sent-events response (VIEWER.md §6.6). `initial` events are written right after
     /// the head (for example `: connected`, `retry: 3000`, catch-up frames), then every event
     /// broadcast to the subscription's hub. See [`super::SseHub`].
-    pub fn sse(subscription: SseSubscription, initial: &[super::SseEvent]) -> Response {
+    pub(crate) fn sse(subscription: SseSubscription, initial: &[super::SseEvent]) -> Response {
         let mut bytes = Vec::new();
         for event in initial {
             bytes.extend_from_slice(event.as_str().as_bytes());
@@ -185,14 +189,14 @@ impl Response {
     }
 
     /// Sets (or replaces) a header in place; the name is lowercased.
-    pub fn set_header(&mut self, name: &str, value: &str) {
+    pub(crate) fn set_header(&mut self, name: &str, value: &str) {
         let name = name.to_ascii_lowercase();
         self.headers.retain(|(n, _)| *n != name);
         self.headers.push((name, value.to_owned()));
     }
 
     /// Replaces the body with bytes (an SSE body is dropped, closing its subscription).
-    pub fn with_body(mut self, body: Vec<u8>) -> Response {
+    pub(crate) fn with_body(mut self, body: Vec<u8>) -> Response {
         self.body = Body::Bytes(body);
         self
     }
@@ -210,11 +214,6 @@ impl Response {
     /// The status code.
     pub fn status(&self) -> u16 {
         self.status
-    }
-
-    /// Changes the status code.
-    pub fn set_status(&mut self, status: u16) {
-        self.status = status;
     }
 
     /// The value of header `name` (case-insensitive), if set.
@@ -239,7 +238,7 @@ impl Response {
     }
 
     /// Whether this response is a server-sent-events stream.
-    pub fn is_event_stream(&self) -> bool {
+    pub(crate) fn is_event_stream(&self) -> bool {
         matches!(self.body, Body::Sse { .. })
     }
 

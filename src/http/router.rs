@@ -250,7 +250,7 @@ impl Router {
 
     /// Replaces the path shown in pattern routes' 405 messages (default: the request path as
     /// sent). HOST.md §10.2 shows the path after a multi-reactor host's `/<reactor>` prefix.
-    pub fn display_path<F>(mut self, display: F) -> Router
+    pub(crate) fn display_path<F>(mut self, display: F) -> Router
     where
         F: Fn(&Request) -> String + Send + Sync + 'static,
     {

@@ -30,7 +30,7 @@
 //! `gate.rs`), and tiny_http's own queues.
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -139,7 +139,7 @@ pub struct ShutdownReport {
     /// threads are left to finish or die with the process).
     pub cut_off_requests: usize,
     /// Event streams still open when the grace period ended (a client that stopped reading).
-    pub cut_off_streams: usize,
+    pub(crate) cut_off_streams: usize,
 }
 
 impl ShutdownReport {
@@ -163,8 +163,6 @@ pub(super) struct Shared {
     pub(super) io_timeout: Duration,
     /// tiny_http instances still delivering requests (see `instances.rs`).
     pub(super) generations: Mutex<Vec<Arc<tiny_http::Server>>>,
-    /// Restarts of tiny_http after an accept error on the private socket.
-    pub(super) restarts: AtomicU64,
     pub(super) gate: Arc<Gate>,
     pub(super) internal: Arc<Internal>,
 }
@@ -295,7 +293,6 @@ impl Server {
             streams: Gauge::new(),
             io_timeout,
             generations: Mutex::new(Vec::new()),
-            restarts: AtomicU64::new(0),
             gate: Arc::new(gate),
             internal,
         });
@@ -372,12 +369,6 @@ impl Server {
         self.handle.closed_connections()
     }
 
-    /// How many times accepting connections failed and was retried after a backoff pause: on
-    /// the public socket (the gate's accept loop) or on the private one (a tiny_http restart).
-    pub fn listener_restarts(&self) -> u64 {
-        self.handle.listener_restarts()
-    }
-
     /// Whether shutdown has started.
     pub fn is_shutting_down(&self) -> bool {
         self.handle.is_shutting_down()
@@ -414,12 +405,6 @@ impl ServerHandle {
     /// See [`Server::closed_connections`].
     pub fn closed_connections(&self) -> u64 {
         self.shared.gate.closed.load(Ordering::Relaxed)
-    }
-
-    /// See [`Server::listener_restarts`].
-    pub fn listener_restarts(&self) -> u64 {
-        self.shared.restarts.load(Ordering::Relaxed)
-            + self.shared.gate.accept_pauses.load(Ordering::Relaxed)
     }
 
     /// Whether shutdown has started.

@@ -113,15 +113,10 @@ impl StopSignals {
         self.rx.recv_timeout(timeout).ok()
     }
 
-    /// The channel carrying the first signal, for `crossbeam_channel::select!`.
-    pub fn receiver(&self) -> &Receiver<i32> {
-        &self.rx
-    }
-
     /// Registers work to run when a second signal exits the process at once
     /// ([`SecondSignal::Exit`]), before its line is printed: the process's own cleanup (a
     /// server removing the files it advertised itself with). Hooks run in registration order.
-    pub fn on_forced_exit(&self, hook: impl Fn() + Send + 'static) {
+    pub(crate) fn on_forced_exit(&self, hook: impl Fn() + Send + 'static) {
         self.exit_hooks
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -209,7 +209,7 @@ impl SseHub {
     ///
     /// Errors: [`SseError::TooManyStreams`] at the cap, [`SseError::Closed`] after
     /// [`SseHub::close`].
-    pub fn subscribe(&self) -> Result<SseSubscription, SseError> {
+    pub(crate) fn subscribe(&self) -> Result<SseSubscription, SseError> {
         let mut slots = self.inner.lock();
         if slots.closed {
             return Err(SseError::Closed);
@@ -277,7 +277,8 @@ impl SseHub {
     }
 
     /// Whether [`SseHub::close`] was called.
-    pub fn is_closed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
         self.inner.lock().closed
     }
 }

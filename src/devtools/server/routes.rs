@@ -97,7 +97,7 @@ fn state_route(shared: &Shared, req: &mut Request) -> Response {
 fn frames_route(shared: &Shared, req: &mut Request) -> Response {
     let q = match parse_page_query(req.raw_query()) {
         Ok(q) => q,
-        Err(e) => return Response::error(400, &e),
+        Err(e) => return Response::error(400, &e.to_string()),
     };
     let live = lock(&shared.live);
     let body = live.pages().page(&q);

@@ -52,8 +52,9 @@ pub(crate) const PARALLEL_RENDERS_RANGE: (usize, usize) = (1, 64);
 pub(crate) const DEFAULT_SANDBOX_IMAGE: &str = "node:22-bookworm-slim";
 /// Default `sandbox.network`.
 pub(crate) const DEFAULT_SANDBOX_NETWORK: &str = "none";
-/// Default `sandbox.shell_timeout_ms`.
-pub(crate) const DEFAULT_SHELL_TIMEOUT_MS: u64 = 300_000;
+/// Default `sandbox.shell_timeout_ms` (the agent's default shell timeout, 300 000 ms).
+pub(crate) const DEFAULT_SHELL_TIMEOUT_MS: u64 =
+    crate::agent::sandbox::DEFAULT_SHELL_TIMEOUT.as_millis() as u64;
 /// Smallest `sandbox.shell_timeout_ms`.
 pub(crate) const MIN_SHELL_TIMEOUT_MS: u64 = 1_000;
 /// Default `connector.id_field`.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::agent::prompt::{PromptSource, SKILL_FILE, SKILL_PATH_ENV};
+use crate::agent::prompt::{PromptSource, SKILL_PATH_ENV};
 use crate::compile::{CompileSettings, Freshness, freshness};
 use crate::contract::ContractSet;
 use crate::host::error::HostError;
@@ -361,12 +361,7 @@ pub(super) fn system_prompt_health() -> PromptHealth {
             },
         },
         Err(e) => {
-            let raw = std::env::var_os(SKILL_PATH_ENV).map(PathBuf::from);
-            let file = match raw {
-                Some(p) if p.is_dir() => p.join(SKILL_FILE),
-                Some(p) => p,
-                None => PathBuf::new(),
-            };
+            let file = PathBuf::from(e.path());
             let text = if file.exists() {
                 format!("UNUSABLE at {}: {e}", file.display())
             } else {

@@ -217,7 +217,7 @@ fn compile_settings(c: &ConfigStep, offline: bool) -> Result<CompileSettings, Ho
     let (Some(config), true) = (&c.provider, c.health.ok) else {
         return Err(HostError::config("configuration invalid"));
     };
-    let prompt = crate::agent::prompt::system_prompt().map_err(HostError::config)?;
+    let prompt = crate::agent::prompt::system_prompt()?;
     ModelPlan {
         config: config.clone(),
         prompt,
