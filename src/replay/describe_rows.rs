@@ -1,4 +1,4 @@
-//! What `--describe` keeps of each frame (VIEWER.md §5): a 40-byte row instead of the frame,
+//! What `--describe` keeps of each frame (VIEWER.md §5): a 32-byte row instead of the frame,
 //! with node ids and (moved facets, woken subscribers) lists interned. The rows are gathered
 //! frame by frame — from a session's frames or straight from the streaming reader — and
 //! printed from (text) or serialized lazily (JSON), so describing a ledger holds its nodes and
