@@ -10,7 +10,6 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -126,31 +125,67 @@ fn answer(purpose: &str, latency: Duration) -> Value {
     )
 }
 
-/// A loopback Chat Completions fake: one thread per request; renders answer after `latency`.
-fn start_fake(latency: Duration) -> (String, Arc<tiny_http::Server>) {
-    let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
-    let addr = server.server_addr().to_ip().expect("an IP listener");
-    let s = server.clone();
+/// A loopback Chat Completions fake: a thread per connection (keep-alive honoured), each
+/// request answered in turn; renders answer after `latency`. It does not use tiny_http: that
+/// crate's worker pool hands a burst of new connections larger than its idle threads to
+/// threads that are already taken, so one of 16 simultaneous renders waited for another's
+/// whole answer (one extra latency per layer) and the bench measured the fake, not the drain.
+fn start_fake(latency: Duration) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("a local address");
     std::thread::spawn(move || {
-        for mut req in s.incoming_requests() {
-            std::thread::spawn(move || {
-                let mut body = Vec::new();
-                let _ = req.as_reader().read_to_end(&mut body);
-                let purpose = req
-                    .headers()
-                    .iter()
-                    .find(|h| h.field.equiv("X-Reactor-Purpose"))
-                    .map(|h| h.value.as_str().to_string())
-                    .unwrap_or_default();
-                let out = answer(&purpose, latency).to_string();
-                let header =
-                    tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..])
-                        .expect("a header");
-                let _ = req.respond(tiny_http::Response::from_string(out).with_header(header));
-            });
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || serve_connection(conn, latency));
         }
     });
-    (format!("http://{addr}/v1"), server)
+    format!("http://{addr}/v1")
+}
+
+/// Answers the requests of one connection until the client closes it.
+fn serve_connection(conn: std::net::TcpStream, latency: Duration) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut out = match conn.try_clone() {
+        Ok(c) => c,
+        Err(_) => return,
+    };
+    let mut reader = BufReader::new(conn);
+    loop {
+        let (mut length, mut purpose) = (0usize, String::new());
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':') {
+                let value = value.trim();
+                if name.eq_ignore_ascii_case("content-length") {
+                    length = value.parse().unwrap_or(0);
+                } else if name.eq_ignore_ascii_case("x-reactor-purpose") {
+                    purpose = value.to_string();
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let answer = answer(&purpose, latency).to_string();
+        let response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+            answer.len()
+        );
+        if out.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
 }
 
 fn reactor(project: &Path, args: &[&str]) -> (Duration, String) {
@@ -204,7 +239,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1000),
     );
-    let (base_url, server) = start_fake(latency);
+    let base_url = start_fake(latency);
     let serial_project = project(&base_url);
     let parallel_project = project(&base_url);
     let (serial, out) = reactor(serial_project.path(), &["run", "--parallel-renders", "1"]);
@@ -215,7 +250,6 @@ fn main() {
         &["run", "--parallel-renders", "16"],
     );
     assert_eq!(out.matches("rendered").count(), HEIGHTS * WIDTH, "{out}");
-    server.unblock();
     let ledger = |p: &Path| std::fs::read(p.join(".reactor/receipts.json")).unwrap();
     let identical = ledger(serial_project.path()) == ledger(parallel_project.path());
     let ideal = latency * HEIGHTS as u32;
