@@ -214,8 +214,13 @@ pub fn check_ledger(state_dir: &Path) -> Result<(), HostError> {
 /// How the IR of a reactor was obtained.
 #[derive(Debug)]
 pub(crate) enum CompileOutcome {
-    /// The cache was fresh: zero session cost.
-    CacheHit,
+    /// The cache was fresh: zero session cost. `drift` is the warning when the configured
+    /// provider or endpoint differs from the manifest's (FORMATS.md §15.4); it was printed on
+    /// stderr already, and `serve --json` repeats it as a `warning` event.
+    CacheHit {
+        /// The endpoint-drift warning, if any.
+        drift: Option<String>,
+    },
     /// The sessions ran (the cache was stale or `--force`).
     Compiled(Box<Compiled>),
 }
@@ -260,10 +265,11 @@ pub(crate) fn ensure_compiled(
     let key = settings.cache_key(&set);
     match freshness(&spec.state_dir, &key) {
         Freshness::Fresh(loaded) => {
-            if let Some(w) = plan.endpoint_drift(&loaded.manifest) {
-                crate::host::output::warn(&w);
+            let drift = plan.endpoint_drift(&loaded.manifest);
+            if let Some(w) = &drift {
+                crate::host::output::warn(w);
             }
-            Ok((*loaded, CompileOutcome::CacheHit))
+            Ok((*loaded, CompileOutcome::CacheHit { drift }))
         }
         stale => {
             if plan.offline {

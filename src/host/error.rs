@@ -51,6 +51,9 @@ pub struct HostError {
     /// `{"status":"error","ok":false,"message":…}` (for verbs whose refusal has its own JSON
     /// shape, such as `init`).
     pub document: Option<Box<serde_json::Value>>,
+    /// With `--json`, the verb already printed this error on stdout in its own form (the
+    /// `serve --json` NDJSON `error` event, HOST.md §9), so nothing more is printed there.
+    pub(crate) json_printed: bool,
 }
 
 impl fmt::Display for HostError {
@@ -70,6 +73,7 @@ impl HostError {
             hints: Vec::new(),
             causes: Vec::new(),
             document: None,
+            json_printed: false,
         }
     }
 
@@ -138,6 +142,12 @@ impl HostError {
     /// Sets the `--json` document printed for this error.
     pub(crate) fn with_document(mut self, doc: serde_json::Value) -> HostError {
         self.document = Some(Box::new(doc));
+        self
+    }
+
+    /// Marks the error as already printed on stdout with `--json` (stderr still gets the text).
+    pub(crate) fn with_json_printed(mut self) -> HostError {
+        self.json_printed = true;
         self
     }
 

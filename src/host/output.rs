@@ -176,7 +176,7 @@ pub(crate) fn print_error(err: &HostError, json: bool) -> u8 {
         return 0;
     }
     write_stderr(&error_text(err, debug_enabled()));
-    if json {
+    if json && !err.json_printed {
         // A closed stdout while printing the error document changes nothing.
         let _ = print_json(&error_document(err));
     }

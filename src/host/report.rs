@@ -171,7 +171,7 @@ pub(crate) struct CompileStep {
 impl From<&CompileOutcome> for CompileStep {
     fn from(o: &CompileOutcome) -> Self {
         match o {
-            CompileOutcome::CacheHit => CompileStep {
+            CompileOutcome::CacheHit { .. } => CompileStep {
                 status: "cache-hit",
                 cost: Tokens::default(),
             },

@@ -202,9 +202,9 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
                 let event = Event::Error {
                     message: &e.message,
                 };
+                // HOST.md §9: one NDJSON `error` event on stdout, not a second document.
                 out.event(&event);
-                let doc = serde_json::to_value(&event).unwrap_or_default();
-                Err(e.with_document(doc))
+                Err(e.with_json_printed())
             } else {
                 Err(e)
             }
@@ -292,7 +292,7 @@ fn boot_reactors(
     for (i, spec) in project.reactors.iter().enumerate() {
         booted.locks.push(boot::take_lock(&spec.state_dir)?);
         boot::load_contracts(spec)?;
-        let reactor = boot::prepare(
+        let prepared = boot::prepare(
             project,
             spec,
             plan,
@@ -314,8 +314,11 @@ fn boot_reactors(
             )
             .with_hint("run `reactor compile` first to see the full report"),
             None => e,
-        })?
-        .reactor;
+        })?;
+        if let boot::CompileOutcome::CacheHit { drift: Some(w) } = &prepared.outcome {
+            out.event(&Event::Warning { message: w });
+        }
+        let reactor = prepared.reactor;
         // After a stop signal a drain starts no new render (HOST.md §9.4).
         reactor.set_stop_flag(signals.flag());
         crate::host::inflight::record_in_flight(&reactor);

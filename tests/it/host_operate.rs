@@ -416,6 +416,39 @@ fn a_cache_compiled_elsewhere_is_used_with_a_warning() {
     let mut serve = crate::host_serve::Serve::spawn(c, false);
     assert_eq!(serve.sigterm_and_wait(), 0);
     assert!(serve.stderr().contains(&warning));
+    // serve --json carries it as a `warning` event before `ready`.
+    let mut c = Command::new(bin());
+    c.arg("--project")
+        .arg(p.path())
+        .args(["--json", "--offline", "serve", "--poll-interval", "600000"])
+        .env("FAKE_KEY", CANARY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for v in SCRUBBED {
+        c.env_remove(v);
+    }
+    let mut child = c.spawn().unwrap();
+    let mut events: Vec<serde_json::Value> = Vec::new();
+    for l in std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap())) {
+        let v: serde_json::Value = serde_json::from_str(&l.unwrap()).unwrap();
+        let ready = v["event"] == "ready";
+        events.push(v);
+        if ready {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let message = warning
+        .strip_prefix("reactor: warning: ")
+        .unwrap()
+        .trim_end();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "warning" && e["message"] == message),
+        "{events:?}"
+    );
 
     // Another provider.
     std::fs::write(

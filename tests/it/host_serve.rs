@@ -776,6 +776,33 @@ fn serve_json_events_warnings_and_flag_validation() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // A startup failure with --json is one NDJSON `error` event on stdout (HOST.md §9), exit 1;
+    // the text form goes to stderr.
+    let out = cmd(proj.path())
+        .args([
+            "--json",
+            "serve",
+            "--http",
+            "0",
+            "--auth-token-env",
+            "SHORT_TOKEN",
+        ])
+        .env("SHORT_TOKEN", "short")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let event: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(event["event"], json!("error"), "{event}");
+    let message = event["message"].as_str().unwrap();
+    assert!(message.contains("SHORT_TOKEN"), "{message}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!("reactor: error: {message}")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // --json: NDJSON events only.
     let mut child = cmd(proj.path())
         .args([
