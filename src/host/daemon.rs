@@ -108,11 +108,12 @@ where
     }
 }
 
-/// `GET /metrics` (`serve --metrics`): the queue depths are read at scrape time, then the
-/// whole registry is encoded in the Prometheus text format.
+/// `GET /metrics` (`serve --metrics`): the queue depths and renders in flight are read at
+/// scrape time, then the whole registry is encoded in the Prometheus text format.
 fn metrics_view(d: &Daemon, m: &Metrics) -> Response {
     for h in &d.reactors {
         m.queue_depth(&h.name, d.pool.depth(h.index));
+        m.renders_in_flight(&h.name, h.reactor.in_flight().len());
     }
     Response::bytes(200, METRICS_CONTENT_TYPE, m.encode().into_bytes())
 }

@@ -10,6 +10,7 @@
 //! | `reactor_tokens_total` | counter | `reactor`, `kind` (`fresh`/`reused`), `surprise_cause` | receipt tokens since start |
 //! | `reactor_drain_duration_seconds` | histogram | `reactor`, `trigger` (`trigger`/`poll`) | one external wake or gateway poll and its drain to quiescence |
 //! | `reactor_queue_depth` | gauge | `reactor` | tasks waiting or running in the reactor's queue, at scrape time |
+//! | `reactor_renders_in_flight` | gauge | `reactor` | renders running in the reactor's drain (`model.parallel_renders` bounds it), at scrape time |
 //! | `reactor_model_requests_total` | counter | `provider`, `outcome` | model calls by result (a call's retries count once) |
 //! | `reactor_http_request_duration_seconds` | histogram | `method`, `route`, `status` | routed daemon requests |
 //!
@@ -89,6 +90,7 @@ pub(crate) struct Metrics {
     tokens: Family<TokenLabels, Counter>,
     drains: Family<DrainLabels, Histogram, fn() -> Histogram>,
     queue_depth: Family<ReactorLabel, Gauge>,
+    renders_in_flight: Family<ReactorLabel, Gauge>,
     model_requests: Family<ModelLabels, Counter>,
     http: Family<HttpLabels, Histogram, fn() -> Histogram>,
 }
@@ -106,7 +108,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// An empty registry with the six families.
+    /// An empty registry with the seven families.
     pub(crate) fn new() -> Metrics {
         let mut registry = Registry::with_prefix("reactor");
         let receipts = Family::<ReceiptLabels, Counter>::default();
@@ -136,6 +138,12 @@ impl Metrics {
             "Tasks waiting or running in the reactor's queue",
             queue_depth.clone(),
         );
+        let renders_in_flight = Family::<ReactorLabel, Gauge>::default();
+        registry.register(
+            "renders_in_flight",
+            "Renders running in the reactor's drain",
+            renders_in_flight.clone(),
+        );
         let model_requests = Family::<ModelLabels, Counter>::default();
         registry.register(
             "model_requests",
@@ -157,6 +165,7 @@ impl Metrics {
             tokens,
             drains,
             queue_depth,
+            renders_in_flight,
             model_requests,
             http,
         }
@@ -200,6 +209,15 @@ impl Metrics {
                 reactor: reactor.to_string(),
             })
             .set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    /// Sets the renders in flight of `reactor` (called at scrape time).
+    pub(crate) fn renders_in_flight(&self, reactor: &str, renders: usize) {
+        self.renders_in_flight
+            .get_or_create(&ReactorLabel {
+                reactor: reactor.to_string(),
+            })
+            .set(i64::try_from(renders).unwrap_or(i64::MAX));
     }
 
     /// Counts one model call of `provider` with its outcome.
@@ -291,6 +309,7 @@ mod tests {
         let m = Metrics::new();
         m.drain("default", "trigger", Duration::from_millis(30));
         m.queue_depth("default", 2);
+        m.renders_in_flight("default", 3);
         m.model_request("openrouter", "ok");
         m.model_request("openrouter", "timed_out");
         m.http_request("GET", "/status", 200, Duration::from_millis(2));
@@ -299,6 +318,8 @@ mod tests {
             "# TYPE reactor_drain_duration_seconds histogram",
             "reactor_drain_duration_seconds_count{reactor=\"default\",trigger=\"trigger\"} 1",
             "reactor_queue_depth{reactor=\"default\"} 2",
+            "# TYPE reactor_renders_in_flight gauge",
+            "reactor_renders_in_flight{reactor=\"default\"} 3",
             "reactor_model_requests_total{provider=\"openrouter\",outcome=\"timed_out\"} 1",
             "reactor_http_request_duration_seconds_bucket{method=\"GET\",route=\"/status\",status=\"200\",le=\"+Inf\"} 1",
             "# TYPE reactor_model_requests_total counter",

@@ -643,7 +643,7 @@ fn promtool_accepts(text: &str) -> Option<(bool, String)> {
     ))
 }
 
-fn get_text(url: &str) -> (u16, String, String) {
+pub(crate) fn get_text(url: &str) -> (u16, String, String) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
@@ -660,7 +660,7 @@ fn get_text(url: &str) -> (u16, String, String) {
 }
 
 /// The value of the sample line starting with `prefix` (labels included).
-fn sample(text: &str, prefix: &str) -> Option<f64> {
+pub(crate) fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines()
         .find(|l| l.starts_with(prefix))
         .and_then(|l| l.rsplit(' ').next())
@@ -746,6 +746,11 @@ fn serve_metrics_expose_prometheus_text_that_promtool_accepts() {
     );
     assert_eq!(
         sample(&text, "reactor_queue_depth{reactor=\"default\"}"),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "reactor_renders_in_flight{reactor=\"default\"}"),
         Some(0.0),
         "{text}"
     );

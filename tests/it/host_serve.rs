@@ -643,7 +643,16 @@ fn sigterm_during_a_slow_render_commits_it_and_the_next_boot_finishes_the_drain(
     for e in renders {
         fake.push(e);
     }
-    let mut serve = Serve::start(proj.path(), true);
+    let mut c = cmd(proj.path());
+    c.args([
+        "serve",
+        "--poll-interval",
+        "600000",
+        "--http",
+        "0",
+        "--metrics",
+    ]);
+    let mut serve = Serve::spawn(c, true);
     let base = serve.base.clone().unwrap();
     let url = format!("{base}/trigger/inbox");
     let t = std::thread::spawn(move || http("POST", &url, Some(r#"{"id":"s","body":"slow"}"#)));
@@ -655,6 +664,13 @@ fn sigterm_during_a_slow_render_commits_it_and_the_next_boot_finishes_the_drain(
     assert_eq!(v["inFlight"][0]["node"], json!("inbox"));
     assert_eq!(v["inFlight"][0]["awaitingCommit"], json!(false));
     assert!(v["inFlight"][0]["elapsedMs"].is_u64(), "{v}");
+    let (s, _, text) = crate::host_operate::get_text(&format!("{base}/metrics"));
+    assert_eq!(s, 200, "{text}");
+    assert_eq!(
+        crate::host_operate::sample(&text, "reactor_renders_in_flight{reactor=\"default\"}"),
+        Some(1.0),
+        "{text}"
+    );
     let out = cmd(proj.path()).arg("status").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
