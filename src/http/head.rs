@@ -86,13 +86,23 @@ fn refuse(status: u16, message: &'static str) -> Verdict {
 }
 
 /// The end (index just past the blank line) of the head at the start of `buf`, looking only at
-/// bytes from `from - 3` on (the caller passes how much it scanned before).
+/// bytes from `from - 2` on (the caller passes how much it scanned before). Lines end with CRLF
+/// or, as RFC 9112 §2.2 lets a recipient accept, a bare LF: the head ends at the first LF
+/// followed by an empty line (`LF LF` or `LF CR LF`). The gate forwards the head rebuilt with
+/// CRLF, so tiny_http never sees a bare LF.
 pub(crate) fn head_end(buf: &[u8], from: usize) -> Option<usize> {
-    let start = from.saturating_sub(3);
-    buf.get(start..)?
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| start + i + 4)
+    let start = from.saturating_sub(2);
+    let tail = buf.get(start..)?;
+    tail.iter().enumerate().find_map(|(i, &b)| {
+        if b != b'\n' {
+            return None;
+        }
+        match tail.get(i + 1..) {
+            Some([b'\n', ..]) => Some(start + i + 2),
+            Some([b'\r', b'\n', ..]) => Some(start + i + 3),
+            _ => None,
+        }
+    })
 }
 
 /// Bytes of empty lines (`CRLF`) at the start of `buf`, which precede a request line and are
@@ -420,6 +430,17 @@ mod tests {
         // The marker straddles the previous scan's end.
         assert_eq!(head_end(full, 25), Some(full.len() - 4));
         assert_eq!(head_end(b"", 0), None);
+        // Bare LF line ends (RFC 9112 §2.2), also mixed with CRLF, found incrementally.
+        let lf = b"GET / HTTP/1.1\nHost: a\n\nrest";
+        assert_eq!(head_end(lf, 0), Some(lf.len() - 4));
+        assert_eq!(head_end(&lf[..23], 0), None);
+        assert_eq!(head_end(lf, 23), Some(lf.len() - 4));
+        let mixed = b"GET / HTTP/1.1\r\nHost: a\n\r\nrest";
+        assert_eq!(head_end(mixed, 0), Some(mixed.len() - 4));
+        let mixed = b"GET / HTTP/1.1\nHost: a\r\n\nrest";
+        assert_eq!(head_end(mixed, 0), Some(mixed.len() - 4));
+        assert_eq!(head_end(b"\n", 0), None);
+        assert_eq!(head_end(b"GET / HTTP/1.1\r\nHost: a\r\n\r", 0), None);
         assert_eq!(leading_empty_lines(b"\r\n\r\nGET"), 4);
         assert_eq!(leading_empty_lines(b"\r\nX\r\n"), 2);
         assert_eq!(leading_empty_lines(b"\r"), 0);
@@ -441,6 +462,12 @@ mod tests {
         assert_eq!(
             String::from_utf8(h.forwarded(None, &tag)).unwrap(),
             "POST /t?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 12\r\nx-reactor-gate: 7 2 127.0.0.1:5000 -\r\n\r\n"
+        );
+        // A head with bare LF line ends is passed on with CRLF.
+        let lf = accepted("GET /a HTTP/1.1\nHost: 127.0.0.1\nX-A: b\n\n");
+        assert_eq!(
+            String::from_utf8(lf.forwarded(None, &tag)).unwrap(),
+            "GET /a HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: b\r\nx-reactor-gate: 7 2 127.0.0.1:5000 -\r\n\r\n"
         );
         let capped = Tag {
             declared: Some(u64::MAX),

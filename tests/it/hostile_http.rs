@@ -404,6 +404,41 @@ fn stalled_heads_idle_connections_and_stalled_bodies_are_closed_by_the_timeout()
     assert!(half_body.starts_with("HTTP/1.1 400"), "{half_body:?}");
 }
 
+/// A head whose lines end with a bare LF (RFC 9112 §2.2 lets a recipient accept them) is
+/// answered at once, not after the I/O timeout (the timeout here is a minute; the client
+/// waits 20 s).
+#[test]
+fn bare_lf_heads_are_answered() {
+    let viewer = Proc::viewer(Some("60000"), None);
+    let wait = Duration::from_secs(20);
+    let out = exchange(
+        viewer.addr,
+        b"GET /api/state HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n",
+        wait,
+    );
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
+    assert!(
+        out.contains(r#"{"stateDir":"example:masked-relay","nodes":["#),
+        "{out:?}"
+    );
+    // Mixed line ends, on a kept-alive connection: both requests answered.
+    let out = exchange(
+        viewer.addr,
+        b"GET /api/snapshot HTTP/1.1\r\nHost: 127.0.0.1\n\r\nGET /api/state HTTP/1.1\nHost: 127.0.0.1\nConnection: close\r\n\n",
+        wait,
+    );
+    assert_eq!(out.matches("HTTP/1.1 200 ").count(), 2, "{out:?}");
+    let Some(daemon) = Proc::daemon(Some("60000"), None) else {
+        return;
+    };
+    let out = exchange(
+        daemon.addr,
+        b"GET /health HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n",
+        wait,
+    );
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out:?}");
+}
+
 /// Each case: the request (sent with a smuggled second request behind it), the status.
 fn framing_cases(path: &str) -> Vec<(String, u16)> {
     let h = "Host: 127.0.0.1\r\n";
