@@ -36,8 +36,8 @@ pub use format::receipt::{ChainVerdict, ReceiptVerdict, verify_receipt, verify_r
 pub use format::topology::unwrap_topology;
 pub use replay::describe::{DescribeOptions, DescribeResult, describe_state_dir};
 pub use replay::open::{
-    OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir, open_state_dir,
-    read_topology,
+    Beat, BeatsMap, Labels, OpenError, OpenStateDirOptions, OpenedStateDir, is_reactor_state_dir,
+    open_state_dir, read_beats, read_labels, read_topology, verify_node_chain_raw,
 };
 pub use replay::snapshot::{
     ChainVerifyView, CostRollupView, EdgeView, NodeView, ReceiptFrame, ReplaySnapshot,

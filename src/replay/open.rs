@@ -9,7 +9,8 @@ use crate::format::json::{self, NonFinite, Value};
 use crate::format::json::{DeError, PathSegment};
 use crate::format::layout;
 use crate::format::receipt::{
-    Fingerprints, NonEmptyText, SafeCount, Status, WakeSource, recompute_content_hash,
+    ChainVerdict, Fingerprints, NonEmptyText, SafeCount, Status, WakeSource,
+    recompute_content_hash, verify_chain_iter,
 };
 use crate::format::topology::{Topology, unwrap_topology};
 use crate::replay::ledger::{LedgerReadError, read_ledger_from};
@@ -259,6 +260,55 @@ pub(crate) fn parse_labels(bytes: &[u8]) -> Vec<(String, String)> {
     }
 }
 
+/// `compile/labels.json` as the viewer reads it (VIEWER.md §3.4): `(node id, label)` pairs in
+/// file order.
+pub type Labels = Vec<(String, String)>;
+
+/// Reads `compile/labels.json` through a source: absent, unreadable or unparsable → empty.
+pub(crate) fn labels_from(src: &dyn StateSource) -> Labels {
+    src.read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
+        .ok()
+        .flatten()
+        .map(|b| parse_labels(&b))
+        .unwrap_or_default()
+}
+
+/// Reads `beats.json` through a source: absent, unreadable or malformed → `None`.
+pub(crate) fn beats_from(src: &dyn StateSource) -> Option<BeatsMap> {
+    src.read(layout::BEATS_FILE)
+        .ok()
+        .flatten()
+        .and_then(|b| parse_beats(&b))
+}
+
+/// `read_labels(state_dir)` (VIEWER.md §7, §3.4): `<state_dir>/compile/labels.json` as
+/// `(node id, label)` pairs in file order. Absent, unreadable, unparsable or not an object →
+/// empty; entries whose value is not a string are dropped. Never fails.
+pub fn read_labels(state_dir: &Path) -> Labels {
+    labels_from(&DiskSource::new(state_dir))
+}
+
+/// `read_beats(state_dir)` (VIEWER.md §7, §3.4; FORMATS.md §15.3): `<state_dir>/beats.json`,
+/// keeping only beats with a numeric `park` and a string `caption`. Absent, unreadable or
+/// malformed → `None`. Never fails.
+pub fn read_beats(state_dir: &Path) -> Option<BeatsMap> {
+    beats_from(&DiskSource::new(state_dir))
+}
+
+/// `verify_node_chain_raw(opened, node)` (VIEWER.md §7): the raw receipts whose `node` member is
+/// `node`, in ledger order, verified as one chain (FORMATS.md §7.1–§7.2) with the content
+/// addresses the open already recomputed. A node with no receipt gives an empty, valid chain.
+pub fn verify_node_chain_raw(opened: &OpenedStateDir, node: &str) -> ChainVerdict {
+    verify_chain_iter(
+        opened
+            .raw
+            .iter()
+            .zip(&opened.recomputed)
+            .filter(|(v, _)| v.get("node").and_then(Value::as_str) == Some(node))
+            .map(|(v, address)| (v, Some(address))),
+    )
+}
+
 /// An opened state directory (VIEWER.md §4.2 `OpenedStateDir`).
 #[derive(Debug)]
 pub struct OpenedStateDir {
@@ -275,7 +325,7 @@ pub struct OpenedStateDir {
     /// The topology, when a usable one was read.
     pub topology: Option<Topology>,
     /// `compile/labels.json`, file order.
-    pub labels: Vec<(String, String)>,
+    pub labels: Labels,
     /// `beats.json`.
     pub beats: Option<BeatsMap>,
     /// True only for `--example`.
@@ -294,6 +344,11 @@ pub struct OpenedStateDir {
 }
 
 impl OpenedStateDir {
+    /// The chain verdict of `node`'s receipts ([`verify_node_chain_raw`]).
+    pub fn verify_node_chain(&self, node: &str) -> ChainVerdict {
+        verify_node_chain_raw(self, node)
+    }
+
     /// The CLI's stderr note for a torn tail (FORMATS.md §11.2 step 4), if any.
     pub fn torn_note(&self) -> Option<String> {
         self.torn.as_ref().map(torn_note)
@@ -395,17 +450,8 @@ pub(crate) fn open_source(
     }
     let recomputed = recompute_all(&raw);
     let topology = read_topology_from(source.as_ref())?;
-    let labels = source
-        .read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
-        .ok()
-        .flatten()
-        .map(|b| parse_labels(&b))
-        .unwrap_or_default();
-    let beats = source
-        .read(layout::BEATS_FILE)
-        .ok()
-        .flatten()
-        .and_then(|b| parse_beats(&b));
+    let labels = labels_from(source.as_ref());
+    let beats = beats_from(source.as_ref());
     Ok(OpenedStateDir {
         state_dir,
         source,

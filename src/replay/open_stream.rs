@@ -13,14 +13,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::format::json::{NonFinite, Value};
-use crate::format::layout;
 use crate::format::receipt::{ReceiptCheck, recompute_content_hash};
 use crate::format::topology::Topology;
 use crate::replay::describe::{DescribeContext, DescribeOptions, DescribeReport};
 use crate::replay::describe_rows::DescribeTally;
 use crate::replay::open::{
-    OpenError, OpenStateDirOptions, OpenedStateDir, ProjectedReceipt, ProjectionError,
-    is_reactor_state_dir, parse_beats, parse_labels, project_receipt, read_topology_from,
+    OpenError, OpenStateDirOptions, OpenedStateDir, ProjectedReceipt, ProjectionError, beats_from,
+    is_reactor_state_dir, labels_from, project_receipt, read_topology_from,
 };
 use crate::replay::raw::{RawStore, RawText};
 use crate::replay::snapshot::ReplaySession;
@@ -122,20 +121,11 @@ pub(crate) fn read_for_describe(
     Ok(DescribeInput {
         state_dir,
         topology: topology?,
-        labels: read_labels(src),
+        labels: labels_from(src),
         session: fold.session,
         tally: fold.tally,
         end,
     })
-}
-
-/// `compile/labels.json` (absent or unreadable: none).
-fn read_labels(src: &dyn StateSource) -> Vec<(String, String)> {
-    src.read(&format!("{}/{}", layout::COMPILE_DIR, layout::LABELS_FILE))
-        .ok()
-        .flatten()
-        .map(|b| parse_labels(&b))
-        .unwrap_or_default()
 }
 
 /// A state directory as the viewer's server holds it: the opened directory without its
@@ -200,12 +190,8 @@ pub(crate) fn read_for_serving(
         });
     }
     let topology = topology?;
-    let labels = read_labels(src);
-    let beats = src
-        .read(layout::BEATS_FILE)
-        .ok()
-        .flatten()
-        .and_then(|b| parse_beats(&b));
+    let labels = labels_from(src);
+    let beats = beats_from(src);
     let opened = OpenedStateDir {
         state_dir,
         source,

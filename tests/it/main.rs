@@ -25,6 +25,7 @@ mod hostile_http;
 mod http_layer;
 mod json_differential;
 mod ledger_refusal;
+mod library_surface;
 mod model_providers;
 mod parallel;
 mod parallel_agent;
