@@ -162,8 +162,47 @@ fn snapshot_once<T>(
 }
 
 /// The pause before snapshot `attempt + 1`: 2 ms doubling, at most 64 ms.
-pub(crate) fn pause(attempt: u32) -> Duration {
+fn pause(attempt: u32) -> Duration {
     Duration::from_millis(2 << attempt.min(5))
+}
+
+/// The "fails twice alike" rule of the module documentation: the content error of the last
+/// snapshot, with the file and length it was taken of.
+#[derive(Default)]
+pub(crate) struct Confirm {
+    previous: Option<(FileIdentity, u64, String, LedgerError)>,
+}
+
+impl Confirm {
+    /// Snapshot `attempt` of file `id` at `len` bytes failed with `e`: the error when the
+    /// snapshot before it failed alike (same file, length and message), else `None` after the
+    /// pause before the next attempt (none after the last of [`ATTEMPTS`]).
+    pub(crate) fn settle(
+        &mut self,
+        id: FileIdentity,
+        len: u64,
+        e: LedgerError,
+        attempt: u32,
+    ) -> Option<LedgerError> {
+        let key = e.to_string();
+        if let Some((pid, plen, pkey, _)) = &self.previous
+            && *pid == id
+            && *plen == len
+            && *pkey == key
+        {
+            return Some(e);
+        }
+        self.previous = Some((id, len, key, e));
+        if attempt + 1 < ATTEMPTS {
+            std::thread::sleep(pause(attempt));
+        }
+        None
+    }
+
+    /// The last error seen, once the attempts are spent.
+    pub(crate) fn last(self) -> Option<LedgerError> {
+        self.previous.map(|(_, _, _, e)| e)
+    }
 }
 
 /// Takes snapshots until one parses, or two consecutive ones of the same file and length fail
@@ -173,7 +212,7 @@ fn consistent<T>(
     from: u64,
     parse: &mut SnapshotParse<'_, T>,
 ) -> Result<Option<(FileIdentity, u64, T)>, LedgerReadError> {
-    let mut previous: Option<(FileIdentity, u64, String, LedgerError)> = None;
+    let mut confirm = Confirm::default();
     for attempt in 0..ATTEMPTS {
         let Some((id, len, result)) = snapshot_once(path, from, parse)? else {
             return Ok(None);
@@ -182,21 +221,13 @@ fn consistent<T>(
             Ok(v) => return Ok(Some((id, len, v))),
             Err(e) => e,
         };
-        let key = e.to_string();
-        if let Some((pid, plen, pkey, _)) = &previous
-            && *pid == id
-            && *plen == len
-            && *pkey == key
-        {
+        if let Some(e) = confirm.settle(id, len, e, attempt) {
             return Err(e.into());
         }
-        previous = Some((id, len, key, e));
-        if attempt + 1 < ATTEMPTS {
-            std::thread::sleep(pause(attempt));
-        }
     }
-    Err(previous
-        .map(|(_, _, _, e)| e.into())
+    Err(confirm
+        .last()
+        .map(LedgerReadError::from)
         .unwrap_or_else(|| io_error(path)(io::Error::other("no snapshot taken"))))
 }
 

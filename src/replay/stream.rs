@@ -35,7 +35,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 
 use crate::format::json::{Parser, Value};
 use crate::format::layout;
-use crate::replay::ledger::{FileIdentity, LedgerReadError, pause};
+use crate::replay::ledger::{Confirm, FileIdentity, LedgerReadError};
 use crate::replay::split::{Bytes, Ending, ExactEnding, Splitter, Window, content_end, exact};
 use crate::store::ledger::{LedgerError, TornTail};
 use crate::store::source::StateSource;
@@ -153,9 +153,8 @@ pub(crate) fn stream_ledger_file<T: Send, S>(
         path: path.display().to_string(),
         source,
     };
-    let attempts = crate::replay::ledger::ATTEMPTS;
-    let mut previous: Option<(FileIdentity, u64, String, LedgerError)> = None;
-    for attempt in 0..attempts {
+    let mut confirm = Confirm::default();
+    for attempt in 0..crate::replay::ledger::ATTEMPTS {
         let file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -188,21 +187,13 @@ pub(crate) fn stream_ledger_file<T: Send, S>(
             Err(Failure::Io(e)) => return Err(io_err(e)),
             Err(Failure::Content(e)) => e,
         };
-        let key = e.to_string();
-        if let Some((pid, plen, pkey, _)) = &previous
-            && *pid == id
-            && *plen == len
-            && *pkey == key
-        {
+        if let Some(e) = confirm.settle(id, len, e, attempt) {
             return Err(e.into());
         }
-        previous = Some((id, len, key, e));
-        if attempt + 1 < attempts {
-            std::thread::sleep(pause(attempt));
-        }
     }
-    Err(previous
-        .map(|(_, _, _, e)| e.into())
+    Err(confirm
+        .last()
+        .map(LedgerReadError::from)
         .unwrap_or_else(|| io_err(io::Error::other("no snapshot taken"))))
 }
 
