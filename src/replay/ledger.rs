@@ -239,7 +239,7 @@ fn consistent<T>(
 /// [`LedgerError::Blank`] or [`LedgerError::Corrupt`]; [`LedgerReadError::Io`] (unreadable, or
 /// a directory).
 pub fn read_ledger_file(path: &Path) -> Result<LedgerSnapshot, LedgerReadError> {
-    let digest = |v: Value| v;
+    let digest = |v: Value, _: std::ops::Range<usize>| v;
     let mut start = Vec::new;
     let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
     let read = stream_ledger_file(path, &mut Reader::new(&digest, &mut start, &mut fold))?;
@@ -265,7 +265,7 @@ fn snapshot_of((receipts, end): (Vec<Value>, StreamEnd)) -> LedgerSnapshot {
 ///
 /// Errors: as [`read_ledger_file`].
 pub(crate) fn read_ledger_from(src: &dyn StateSource) -> Result<LedgerSnapshot, LedgerReadError> {
-    let digest = |v: Value| v;
+    let digest = |v: Value, _: std::ops::Range<usize>| v;
     let mut start = Vec::new;
     let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
     let read = stream_ledger_from(src, &mut Reader::new(&digest, &mut start, &mut fold))?;

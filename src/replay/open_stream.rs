@@ -103,7 +103,7 @@ pub(crate) fn read_for_describe(
     let topology = read_topology_from(src);
     let (fold, end) = {
         let usable = topology.as_ref().ok().and_then(Option::as_ref);
-        let digest = |v: Value| check_receipt(&v);
+        let digest = |v: Value, _: std::ops::Range<usize>| check_receipt(&v);
         let mut start = || DescribeFold {
             session: ReplaySession::new(usable, opts.fresh_rate, opts.reused_rate),
             tally: DescribeTally::default(),
@@ -129,13 +129,14 @@ pub(crate) fn read_for_describe(
 }
 
 /// A state directory as the viewer's server holds it: the opened directory without its
-/// receipts (`raw`, `projected` and `recomputed` are empty), the receipts' compact text, and
-/// the session with every frame.
+/// receipts (`raw`, `projected` and `recomputed` are empty), the receipts' store (byte ranges
+/// in the ledger file, or compact text for an embedded ledger; [`RawStore`]), and the session
+/// with every frame.
 #[derive(Debug)]
 pub(crate) struct Served {
     /// Everything but the receipts.
     pub(crate) opened: OpenedStateDir,
-    /// The receipts, as text.
+    /// The receipts, read back on demand.
     pub(crate) raw: RawStore,
     /// Frames, chains and rollup.
     pub(crate) session: ReplaySession,
@@ -149,7 +150,8 @@ struct ServeFold {
 }
 
 /// Opens a state directory for the viewer's server (VIEWER.md §3) in one streamed pass: each
-/// receipt is checked and written compact on a worker, then becomes a frame of the session.
+/// receipt is checked on a worker (and, for an embedded ledger, written compact), then becomes
+/// a frame of the session.
 /// `state_dir` is the string the snapshot shows.
 ///
 /// Errors: as [`crate::replay::open::open_state_dir`], in the same order.
@@ -163,7 +165,18 @@ pub(crate) fn read_for_serving(
     let topology = read_topology_from(src);
     let (fold, end) = {
         let usable = topology.as_ref().ok().and_then(Option::as_ref);
-        let digest = |v: Value| check_receipt(&v).map(|c| (c, RawText::of(&v)));
+        // A ledger on disk is read back by range; an embedded one is kept as text.
+        let on_disk = src.disk_root().is_some();
+        let digest = |v: Value, span: std::ops::Range<usize>| {
+            check_receipt(&v).map(|c| {
+                let raw = if on_disk {
+                    RawText::in_file(&v, span)
+                } else {
+                    RawText::of(&v)
+                };
+                (c, raw)
+            })
+        };
         let mut start = || ServeFold {
             session: ReplaySession::new(usable, opts.fresh_rate, opts.reused_rate),
             raw: RawStore::default(),
@@ -208,9 +221,11 @@ pub(crate) fn read_for_serving(
         ledger_identity: end.identity,
         options: *opts,
     };
+    let mut raw = fold.raw;
+    raw.set_file(end.file);
     Ok(Served {
         opened,
-        raw: fold.raw,
+        raw,
         session: fold.session,
     })
 }

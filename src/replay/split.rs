@@ -17,6 +17,7 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use crate::format::json::{Parser, Value};
@@ -399,8 +400,8 @@ pub(crate) enum ExactEnding {
 }
 
 /// Reads elements from `start` (an element start) to the end of the content with the byte
-/// parser, exactly as `read_ledger` continues from there, calling `element(value)` for each
-/// complete one. `end_of_complete` is the end of the element before `start` (or of `[`).
+/// parser, exactly as `read_ledger` continues from there, calling `element(value, span)` for
+/// each complete one (`span`: the value's absolute byte range in the file). `end_of_complete` is the end of the element before `start` (or of `[`).
 ///
 /// The window starts at [`Window::exact`] bytes and doubles whenever the parser's answer could
 /// depend on bytes past it: it ran out of input, or a value or the whitespace after it reaches
@@ -411,7 +412,7 @@ pub(crate) fn exact(
     start: usize,
     mut end_of_complete: usize,
     window: Window,
-    element: &mut dyn FnMut(Value),
+    element: &mut dyn FnMut(Value, Range<usize>),
 ) -> io::Result<ExactEnding> {
     let mut at = start;
     let mut want = window.exact.max(1);
@@ -421,6 +422,7 @@ pub(crate) fn exact(
         let grow = |want: &mut usize| *want = want.saturating_mul(2);
         let mut p = Parser::new(&win);
         p.skip_ws();
+        let value_start = p.pos;
         let v = match p.parse_value() {
             Ok(v) => v,
             Err(e) if e.is_eof() && !whole => {
@@ -442,7 +444,7 @@ pub(crate) fn exact(
             grow(&mut want);
             continue;
         }
-        element(v);
+        element(v, at + value_start..at + value_end);
         end_of_complete = at + value_end;
         match p.peek() {
             Some(b',') => {

@@ -28,8 +28,10 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
+use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
@@ -61,15 +63,19 @@ pub(crate) struct StreamEnd {
     pub(crate) end_of_complete: usize,
     /// The file read (`None` for embedded sources and absent files).
     pub(crate) identity: Option<FileIdentity>,
+    /// The open handle of that file (the bytes of the complete elements stay readable through
+    /// it, even once the path names another file).
+    pub(crate) file: Option<Arc<File>>,
 }
 
 /// The per-receipt work of a streamed read: `digest` runs on the worker threads (one parsed
-/// element in, whatever the fold needs out; the value is dropped after it), `fold` on the
+/// element and its absolute byte range in the ledger in, whatever the fold needs out; the
+/// value is dropped after it), `fold` on the
 /// caller's thread, once per element in file order. `start` makes a fresh accumulator for each
 /// snapshot taken (a retried snapshot starts over).
 pub(crate) struct Reader<'a, T, S> {
-    /// Parsed element → item (on a worker).
-    pub(crate) digest: &'a (dyn Fn(Value) -> T + Sync),
+    /// Parsed element and its byte range → item (on a worker).
+    pub(crate) digest: &'a (dyn Fn(Value, Range<usize>) -> T + Sync),
     /// A fresh accumulator.
     pub(crate) start: &'a mut dyn FnMut() -> S,
     /// Folds the item of element `index` (in order).
@@ -83,7 +89,7 @@ pub(crate) struct Reader<'a, T, S> {
 impl<'a, T, S> Reader<'a, T, S> {
     /// A reader with the default window and worker count.
     pub(crate) fn new(
-        digest: &'a (dyn Fn(Value) -> T + Sync),
+        digest: &'a (dyn Fn(Value, Range<usize>) -> T + Sync),
         start: &'a mut dyn FnMut() -> S,
         fold: &'a mut dyn FnMut(&mut S, usize, T),
     ) -> Self {
@@ -182,6 +188,7 @@ pub(crate) fn stream_ledger_file<T: Send, S>(
                 end.path = Some(path.to_path_buf());
                 end.exists = true;
                 end.identity = Some(id);
+                end.file = Some(Arc::new(file));
                 return Ok((sink, end));
             }
             Err(Failure::Io(e)) => return Err(io_err(e)),
@@ -287,8 +294,8 @@ fn stream_once<T: Send, S>(
             start,
             end_of_complete,
         } => {
-            let mut element = |v: Value| {
-                fold(sink, count, digest(v));
+            let mut element = |v: Value, span: Range<usize>| {
+                fold(sink, count, digest(v, span));
                 count += 1;
             };
             match exact(bytes, end, start, end_of_complete, window, &mut element)? {
@@ -345,7 +352,7 @@ fn split(bytes: Bytes<'_>, end: usize, len: usize, window: Window, tx: Sender<Wo
 fn work<T: Send>(
     rx: Receiver<Work>,
     tx: Sender<(u64, Done<T>)>,
-    digest: &(dyn Fn(Value) -> T + Sync),
+    digest: &(dyn Fn(Value, Range<usize>) -> T + Sync),
 ) {
     while let Ok(w) = rx.recv() {
         let out = match w {
@@ -358,7 +365,9 @@ fn work<T: Send>(
                     off += end - start;
                     let mut p = Parser::new(elem);
                     match p.parse_value() {
-                        Ok(v) if p.pos == elem.len() => items.push((Ok(digest(v)), end)),
+                        Ok(v) if p.pos == elem.len() => {
+                            items.push((Ok(digest(v, start..end)), end));
+                        }
                         _ => {
                             items.push((Err(start), end));
                             break;

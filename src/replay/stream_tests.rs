@@ -29,8 +29,25 @@ fn whole(bytes: &[u8]) -> Verdict {
     }
 }
 
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 fn streamed(bytes: &[u8], window: Window, workers: usize) -> Verdict {
-    let digest = |v: Value| v;
+    // Each element comes with its exact byte range: those bytes, and only they, parse to it.
+    let digest = |v: Value, span: std::ops::Range<usize>| {
+        let elem = &bytes[span.clone()];
+        assert!(
+            !elem.is_empty() && !is_ws(elem[0]) && !is_ws(elem[elem.len() - 1]),
+            "{span:?}"
+        );
+        assert_eq!(
+            crate::format::json::parse(elem).ok().as_ref(),
+            Some(&v),
+            "{span:?}"
+        );
+        v
+    };
     let mut start = Vec::new;
     let mut fold = |s: &mut Vec<Value>, i: usize, v: Value| {
         assert_eq!(i, s.len(), "elements fold in order");
@@ -248,7 +265,7 @@ fn files_read_as_their_bytes() {
         b"[1]x",
     ] {
         std::fs::write(&p, bytes).unwrap();
-        let digest = |v: Value| v;
+        let digest = |v: Value, _: std::ops::Range<usize>| v;
         let mut start = Vec::new;
         let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
         let mut reader = Reader::new(&digest, &mut start, &mut fold);
@@ -267,7 +284,7 @@ fn files_read_as_their_bytes() {
         assert_eq!(got, whole(bytes), "{bytes:?}");
     }
     std::fs::remove_file(&p).unwrap();
-    let digest = |v: Value| v;
+    let digest = |v: Value, _: std::ops::Range<usize>| v;
     let mut start = Vec::new;
     let mut fold = |s: &mut Vec<Value>, _: usize, v: Value| s.push(v);
     let mut reader = Reader::new(&digest, &mut start, &mut fold);
@@ -313,7 +330,7 @@ fn a_torn_snapshot_is_read_again() {
     let p = d.path().join("receipts.json");
     std::fs::write(&p, b"[{\"a\":1}]{").unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
-    let digest = |v: Value| v;
+    let digest = |v: Value, _: std::ops::Range<usize>| v;
     let mut starts = 0;
     let mut start = || {
         starts += 1;
@@ -406,7 +423,8 @@ fn streamed_reads_next_to_the_writer() {
         })
     };
     let path = dir.join("receipts.json");
-    let digest = |v: Value| crate::format::receipt::verify_receipt(&v).ok;
+    let digest =
+        |v: Value, _: std::ops::Range<usize>| crate::format::receipt::verify_receipt(&v).ok;
     let mut start = Vec::new;
     let mut fold = |s: &mut Vec<bool>, _: usize, ok: bool| s.push(ok);
     let (mut last, mut reads) = (0usize, 0usize);
@@ -432,4 +450,41 @@ fn streamed_reads_next_to_the_writer() {
     writer.join().unwrap();
     eprintln!("streamed reader: {reads} reads next to 300 appended receipts, the last saw {last}");
     assert!(last >= 300 && reads > 1, "{reads} reads, {last} receipts");
+}
+
+/// The byte parser's path ([`exact`]) gives each element's exact range too, whitespace and
+/// separators left out, at every window size.
+#[test]
+fn exact_reads_give_each_element_its_range() {
+    let bytes: &[u8] = b"[ 1 ,\n  {\"a\": [2, \"]\"]} ,\"x\"\t,\r\n-0.5e3  ]\n";
+    let end = content_end(Bytes::Memory(bytes), bytes.len(), Window::default()).unwrap();
+    for exact_window in [1, 2, 5, 64] {
+        let window = Window {
+            exact: exact_window,
+            ..Window::default()
+        };
+        let mut got: Vec<(Value, std::ops::Range<usize>)> = Vec::new();
+        let ending = exact(Bytes::Memory(bytes), end, 2, 1, window, &mut |v, span| {
+            got.push((v, span))
+        })
+        .unwrap();
+        assert!(
+            matches!(ending, ExactEnding::Closed { end_of_complete } if end_of_complete == 38),
+            "{ending:?}"
+        );
+        let texts: Vec<&[u8]> = got.iter().map(|(_, s)| &bytes[s.clone()]).collect();
+        assert_eq!(
+            texts,
+            [&b"1"[..], b"{\"a\": [2, \"]\"]}", b"\"x\"", b"-0.5e3"],
+            "window {exact_window}"
+        );
+        for (v, span) in &got {
+            assert_eq!(
+                crate::format::json::parse(&bytes[span.clone()])
+                    .ok()
+                    .as_ref(),
+                Some(v)
+            );
+        }
+    }
 }

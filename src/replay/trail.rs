@@ -223,7 +223,7 @@ impl Trail {
                 .map(|t| t.topology),
             false => None,
         };
-        let digest = |v: Value| {
+        let digest = |v: Value, _: std::ops::Range<usize>| {
             let entry = project_entry(0, &v);
             let check = ReceiptCheck::of(&v, None);
             let raw = if what.last_raw_of == Some(entry.node.as_str()) {

@@ -17,8 +17,8 @@ use crate::replay::snapshot::{
 };
 use crate::replay::why::WhySlots;
 
-/// The served state: the opened directory without its receipts (they are in `raw`, as
-/// text), the session with every frame, and the serialized snapshot once asked for.
+/// The served state: the opened directory without its receipts (they are in `raw`: ranges of
+/// the ledger file, or text), the session with every frame, and the serialized snapshot once asked for.
 pub(super) struct Live {
     pub(super) opened: OpenedStateDir,
     pub(super) raw: RawStore,
