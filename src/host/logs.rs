@@ -77,6 +77,31 @@ pub(crate) fn read_trail_with(state_dir: &Path, what: &TrailRead<'_>) -> Result<
     Ok(trail)
 }
 
+/// [`read_trail`] for verbs that only total the ledger: the entries are not kept, each is
+/// added to the cost rollup of the receipts whose node `node` names (all when `None`) as the
+/// ledger streams by ([`Trail::read_folding`]), so memory grows with nodes, not receipts.
+///
+/// Errors: as [`read_trail`].
+pub(crate) fn read_trail_rollup(
+    state_dir: &Path,
+    node: Option<&str>,
+) -> Result<(Trail, crate::host::rollup::CostRollup), HostError> {
+    let (trail, rollup) = Trail::read_folding(
+        state_dir,
+        &mut crate::host::rollup::CostRollup::new,
+        &|r, e| {
+            if node.is_none_or(|n| e.node == n) {
+                r.add_entry(e);
+            }
+        },
+    )
+    .in_state_dir(state_dir)?;
+    for n in trail.notes() {
+        output::note(&n);
+    }
+    Ok((trail, rollup))
+}
+
 /// True when `node` is a topology node or appears in the ledger.
 pub(crate) fn is_known_node(state_dir: &Path, trail: &Trail, node: &str) -> bool {
     if trail.has_node(node) {

@@ -274,13 +274,12 @@ impl VerbReport for CostReport {
 }
 
 fn exec_cost(a: &Args, g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
-    let trail = logs::read_trail(state_dir)?;
+    let (trail, rollup) = logs::read_trail_rollup(state_dir, a.node.as_deref())?;
     if let Some(n) = &a.node
         && !logs::is_known_node(state_dir, &trail, n)
     {
         return Err(logs::unknown_node(n));
     }
-    let rollup = CostRollup::of_trail(&trail, a.node.as_deref());
     let dollars = a.rate.as_ref().map(|rate| {
         let f = rollup.total.fresh as f64 * rate.usd_per_token;
         let u = rollup.total.reused as f64 * rate.usd_per_token;
@@ -391,8 +390,7 @@ impl VerbReport for VerifyReport {
 }
 
 fn exec_verify(g: &Globals, state_dir: &std::path::Path) -> Result<ExitCode, HostError> {
-    let trail = logs::read_trail(state_dir)?;
-    let rollup = CostRollup::of_trail(&trail, None);
+    let (trail, rollup) = logs::read_trail_rollup(state_dir, None)?;
     let wm = check_world_models(state_dir);
     let nodes: Vec<NodeVerdict> = trail
         .nodes()

@@ -109,12 +109,15 @@ impl CostRollup {
         }
     }
 
+    /// Adds one trail entry.
+    pub(crate) fn add_entry(&mut self, e: &crate::replay::trail::TrailEntry) {
+        self.add(&e.node, &e.status, &e.surprise_cause, e.fresh, e.reused);
+    }
+
     /// The rollup of a trail's receipts, or of one node's (in O(that node's receipts)).
     pub(crate) fn of_trail(trail: &crate::replay::trail::Trail, node: Option<&str>) -> CostRollup {
         let mut r = CostRollup::new();
-        let mut add = |e: &crate::replay::trail::TrailEntry| {
-            r.add(&e.node, &e.status, &e.surprise_cause, e.fresh, e.reused)
-        };
+        let mut add = |e: &crate::replay::trail::TrailEntry| r.add_entry(e);
         match node {
             Some(n) => trail.entries_of(n).for_each(&mut add),
             None => trail.entries.iter().for_each(&mut add),

@@ -176,7 +176,7 @@ pub fn gather(
     reactor: &crate::host::project::ReactorSpec,
 ) -> Result<StatusReport, HostError> {
     let state_dir = &reactor.state_dir;
-    let trail = crate::host::logs::read_trail(state_dir)?;
+    let (_, run) = crate::host::logs::read_trail_rollup(state_dir, None)?;
     let manifest = statedir::read_manifest(state_dir);
     let freshness = compile_freshness(
         state_dir,
@@ -226,7 +226,7 @@ pub fn gather(
             model: present.and_then(|m| m.model.clone()),
         },
         writer: writer.as_ref().map(WriterInfo::from),
-        run: CostRollup::of_trail(&trail, None),
+        run,
         in_flight: writer
             .as_ref()
             .map(|w| crate::host::inflight::read_record(state_dir, w.pid))

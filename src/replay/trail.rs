@@ -147,8 +147,10 @@ pub struct Trail {
     pub path: PathBuf,
     /// True when the file exists.
     pub exists: bool,
-    /// Every complete element's projection.
+    /// Every complete element's projection (empty when read by [`Trail::read_folding`]).
     pub entries: Vec<TrailEntry>,
+    /// Number of complete elements.
+    count: usize,
     /// Set when the file ends with an incomplete receipt (nothing is repaired).
     pub torn: Option<TornTail>,
     /// True when the file exists with zero bytes.
@@ -165,8 +167,10 @@ pub struct Trail {
 #[derive(Clone, Debug, Default)]
 struct NodeTrail {
     name: String,
-    /// Indexes of its entries, in ledger order.
+    /// Indexes of its entries, in ledger order (empty when the entries are not kept).
     entries: Vec<usize>,
+    /// Number of its receipts.
+    count: usize,
     /// Its chain, verified receipt by receipt.
     chain: ChainState,
     /// Its latest raw receipt ([`TrailRead::last_raw_of`]).
@@ -209,12 +213,41 @@ impl Trail {
         state_dir: &Path,
         what: &TrailRead<'_>,
     ) -> Result<Trail, LedgerReadError> {
+        let (t, ()) = Trail::read_inner(state_dir, what, true, &mut || (), &|_, _| {})?;
+        Ok(t)
+    }
+
+    /// Reads the trail without keeping its entries: `add` folds each one, in ledger order, into
+    /// an accumulator that `init` makes (afresh for each snapshot the reader takes, so a
+    /// retried snapshot never counts twice). The trail keeps each node's receipt count and chain
+    /// verdict, so its memory grows with nodes, not receipts; `entries` and
+    /// [`Trail::entries_of`] are empty. For verbs that only total the ledger (`status`,
+    /// `receipts verify`, `receipts cost`).
+    ///
+    /// Errors: as [`Trail::read`].
+    pub(crate) fn read_folding<A>(
+        state_dir: &Path,
+        init: &mut dyn FnMut() -> A,
+        add: &dyn Fn(&mut A, &TrailEntry),
+    ) -> Result<(Trail, A), LedgerReadError> {
+        Trail::read_inner(state_dir, &TrailRead::default(), false, init, add)
+    }
+
+    /// [`Trail::read_with`] and [`Trail::read_folding`]: `keep` keeps the entries.
+    fn read_inner<A>(
+        state_dir: &Path,
+        what: &TrailRead<'_>,
+        keep: bool,
+        init: &mut dyn FnMut() -> A,
+        add: &dyn Fn(&mut A, &TrailEntry),
+    ) -> Result<(Trail, A), LedgerReadError> {
         let path = state_dir.join(layout::RECEIPTS_FILE);
         if !state_dir.is_dir() {
-            return Ok(Trail {
+            let t = Trail {
                 path,
                 ..Trail::default()
-            });
+            };
+            return Ok((t, init()));
         }
         let topology = match what.why {
             true => crate::replay::statedir::read_topology(state_dir)
@@ -238,18 +271,21 @@ impl Trail {
         };
         let mut start = || {
             let walk = what.why.then(|| WhyStream::new(topology.as_ref()));
-            (Trail::default(), walk)
+            (Trail::default(), walk, init())
         };
-        let mut fold = |(t, walk): &mut (Trail, Option<WhyStream>), i: usize, item: TrailItem| {
-            t.take(i, item, walk.as_mut(), what);
-        };
-        let ((mut t, _), end) =
+        let mut fold =
+            |(t, walk, acc): &mut (Trail, Option<WhyStream>, A), i: usize, mut item: TrailItem| {
+                item.entry.index = i;
+                add(acc, &item.entry);
+                t.take(i, item, walk.as_mut(), what, keep);
+            };
+        let ((mut t, _, acc), end) =
             stream_ledger_file(&path, &mut Reader::new(&digest, &mut start, &mut fold))?;
         t.path = path;
         t.exists = end.exists;
         t.torn = end.torn;
         t.zero_length = end.zero_length;
-        Ok(t)
+        Ok((t, acc))
     }
 
     /// Takes receipt `i` (in order).
@@ -259,6 +295,7 @@ impl Trail {
         item: TrailItem,
         walk: Option<&mut WhyStream>,
         what: &TrailRead<'_>,
+        keep: bool,
     ) {
         let TrailItem {
             mut entry,
@@ -279,7 +316,10 @@ impl Trail {
             }
         };
         let node = &mut self.nodes[k];
-        node.entries.push(i);
+        node.count += 1;
+        if keep {
+            node.entries.push(i);
+        }
         node.chain.push_check(check);
         if what.last_raw_of == Some(entry.node.as_str()) {
             node.last_raw = if what.why { raw.clone() } else { raw.take() };
@@ -292,7 +332,10 @@ impl Trail {
                 self.whys.push(None);
             }
         }
-        self.entries.push(entry);
+        self.count += 1;
+        if keep {
+            self.entries.push(entry);
+        }
     }
 
     /// A trail over raw receipts already read (projected, verified and indexed by node).
@@ -309,7 +352,7 @@ impl Trail {
                 check: ReceiptCheck::of(&v, None),
                 raw: None,
             };
-            t.take(i, item, None, &TrailRead::default());
+            t.take(i, item, None, &TrailRead::default(), true);
         }
         t
     }
@@ -336,12 +379,12 @@ impl Trail {
 
     /// Number of receipts.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.count
     }
 
     /// True for an empty trail.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.count == 0
     }
 
     /// Distinct node values in order of first appearance.
@@ -372,7 +415,7 @@ impl Trail {
 
     /// Number of receipts of one node.
     pub fn count_of(&self, node: &str) -> usize {
-        self.node(node).map_or(0, |n| n.entries.len())
+        self.node(node).map_or(0, |n| n.count)
     }
 
     /// One node's chain verdict (FORMATS.md §7.2), verified while the ledger was read.
@@ -496,5 +539,55 @@ mod tests {
         assert!(!v.ok);
         assert_eq!(v.length, 3);
         assert!(t.verify_chain("z").ok);
+    }
+
+    #[test]
+    fn a_folding_read_totals_what_a_full_read_keeps() {
+        let d = tempfile::tempdir().unwrap();
+        let mut text = String::from("[\n");
+        for i in 0..40 {
+            let node = ["a", "b", "c"][i % 3];
+            let status = ["rendered", "skipped", "failed"][i % 3];
+            text.push_str(&format!(
+                "{}  {{\"node\": \"{node}\", \"status\": \"{status}\", \"cost\": {{\"surprise_cause\": \"input\", \"tokens\": {{\"fresh\": {i}, \"reused\": 1}}}}}}",
+                if i == 0 { "" } else { ",\n" }
+            ));
+        }
+        text.push_str("\n]\n");
+        std::fs::write(d.path().join("receipts.json"), &text).unwrap();
+        let full = Trail::read(d.path()).unwrap();
+        // The accumulator: (receipts, fresh tokens, indexes seen) per fold.
+        let (folded, (n, fresh, indexes)) = Trail::read_folding(
+            d.path(),
+            &mut || (0usize, 0u64, Vec::new()),
+            &|acc: &mut (usize, u64, Vec<usize>), e: &TrailEntry| {
+                acc.0 += 1;
+                acc.1 += e.fresh;
+                acc.2.push(e.index);
+            },
+        )
+        .unwrap();
+        assert_eq!(full.len(), 40);
+        assert_eq!(folded.len(), full.len());
+        assert!(!folded.is_empty());
+        assert!(folded.entries.is_empty());
+        assert_eq!(folded.entries_of("a").count(), 0);
+        assert_eq!(folded.nodes(), full.nodes());
+        for node in ["a", "b", "c", "z"] {
+            assert_eq!(folded.count_of(node), full.count_of(node), "{node}");
+            assert_eq!(folded.verify_chain(node), full.verify_chain(node), "{node}");
+        }
+        assert_eq!(n, 40);
+        assert_eq!(fresh, full.entries.iter().map(|e| e.fresh).sum::<u64>());
+        assert_eq!(indexes, (0..40).collect::<Vec<_>>());
+        // A missing state directory folds nothing.
+        let (t, (n, _, _)) = Trail::read_folding(
+            &d.path().join("missing"),
+            &mut || (0usize, 0u64, Vec::new()),
+            &|acc: &mut (usize, u64, Vec<usize>), _: &TrailEntry| acc.0 += 1,
+        )
+        .unwrap();
+        assert!(t.is_empty() && !t.exists);
+        assert_eq!(n, 0);
     }
 }
