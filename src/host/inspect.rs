@@ -312,6 +312,7 @@ pub fn gather(
             why: true,
             why_of: Some(node),
             last_raw_of: Some(node),
+            entries_of: Some(node),
         },
     )?;
     let topo = statedir::read_topology(state_dir).in_state_dir(state_dir)?;

@@ -165,6 +165,8 @@ pub fn exec(a: Args, g: &Globals) -> Result<ExitCode, HostError> {
             why: a.why,
             why_of: a.node.as_deref(),
             last_raw_of: None,
+            // `trace <node>` prints that node's chain only: the other entries are not kept.
+            entries_of: a.node.as_deref(),
         },
     )?;
     let nodes: Vec<String> = match &a.node {

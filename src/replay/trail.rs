@@ -11,7 +11,7 @@
 //! (`trace --why`, `inspect`) and one node's latest raw receipt. Receipts are indexed by node
 //! once, so per-node questions cost the node's receipts, not the ledger's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::format::json::{self, Value};
@@ -159,15 +159,16 @@ pub struct Trail {
     nodes: Vec<NodeTrail>,
     /// Node name → its position in `nodes`.
     by_node: HashMap<String, usize>,
-    /// The cause of each frame ([`TrailRead::why`]; `None` for frames not explained), or empty.
-    whys: Vec<Option<Why>>,
+    /// The cause of each explained frame, by ledger index ([`TrailRead::why`]).
+    whys: BTreeMap<usize, Why>,
 }
 
 /// One node's part of the trail.
 #[derive(Clone, Debug, Default)]
 struct NodeTrail {
     name: String,
-    /// Indexes of its entries, in ledger order (empty when the entries are not kept).
+    /// Positions of its entries in [`Trail::entries`], in ledger order (empty when they are
+    /// not kept).
     entries: Vec<usize>,
     /// Number of its receipts.
     count: usize,
@@ -187,6 +188,9 @@ pub(crate) struct TrailRead<'a> {
     pub(crate) why_of: Option<&'a str>,
     /// Keep this node's latest raw receipt.
     pub(crate) last_raw_of: Option<&'a str>,
+    /// Keep the entries of this node only (all when `None`): [`Trail::entries`] then holds
+    /// that node's, and [`Trail::entries_of`] answers for it alone.
+    pub(crate) entries_of: Option<&'a str>,
 }
 
 /// What a worker hands the fold for one receipt.
@@ -315,10 +319,12 @@ impl Trail {
                 self.nodes.len() - 1
             }
         };
+        let keep = keep && what.entries_of.is_none_or(|n| n == entry.node);
+        let position = self.entries.len();
         let node = &mut self.nodes[k];
         node.count += 1;
         if keep {
-            node.entries.push(i);
+            node.entries.push(position);
         }
         node.chain.push_check(check);
         if what.last_raw_of == Some(entry.node.as_str()) {
@@ -326,10 +332,11 @@ impl Trail {
         }
         if let (Some(walk), Some(v)) = (walk, raw) {
             if what.why_of.is_none_or(|n| n == entry.node) {
-                self.whys.push(walk.step(v));
+                if let Some(why) = walk.step(v) {
+                    self.whys.insert(i, why);
+                }
             } else {
                 walk.pass(v);
-                self.whys.push(None);
             }
         }
         self.count += 1;
@@ -427,16 +434,16 @@ impl Trail {
     /// The cause of frame `index`, when the trail was read with [`TrailRead::why`] and the
     /// frame was explained.
     pub(crate) fn why(&self, index: usize) -> Option<&Why> {
-        self.whys.get(index).and_then(Option::as_ref)
+        self.whys.get(&index)
     }
 
     /// `node`'s latest rendered or failed frame and its cause (read with [`TrailRead::why`]).
     pub(crate) fn last_render(&self, node: &str) -> Option<(usize, Why)> {
         let n = self.node(node)?;
-        n.entries
-            .iter()
-            .rev()
-            .find_map(|&i| self.why(i).map(|w| (i, w.clone())))
+        n.entries.iter().rev().find_map(|&p| {
+            let i = self.entries[p].index;
+            self.why(i).map(|w| (i, w.clone()))
+        })
     }
 
     /// `node`'s latest raw receipt (read with [`TrailRead::last_raw_of`] naming it).
@@ -580,6 +587,25 @@ mod tests {
         assert_eq!(n, 40);
         assert_eq!(fresh, full.entries.iter().map(|e| e.fresh).sum::<u64>());
         assert_eq!(indexes, (0..40).collect::<Vec<_>>());
+        // Keeping one node's entries: that node's, the same as a full read's; counts and
+        // verdicts for every node.
+        let one = Trail::read_with(
+            d.path(),
+            &TrailRead {
+                entries_of: Some("b"),
+                ..TrailRead::default()
+            },
+        )
+        .unwrap();
+        let b: Vec<&TrailEntry> = full.entries_of("b").collect();
+        assert_eq!(one.entries.iter().collect::<Vec<_>>(), b);
+        assert_eq!(one.entries_of("b").collect::<Vec<_>>(), b);
+        assert_eq!(one.entries_of("a").count(), 0);
+        assert_eq!(one.len(), 40);
+        for node in ["a", "b", "c"] {
+            assert_eq!(one.count_of(node), full.count_of(node), "{node}");
+            assert_eq!(one.verify_chain(node), full.verify_chain(node), "{node}");
+        }
         // A missing state directory folds nothing.
         let (t, (n, _, _)) = Trail::read_folding(
             &d.path().join("missing"),
