@@ -2,7 +2,8 @@
 //! receipt is explained when it arrives, against what is kept of the receipts before it — each
 //! node's latest receipt (the previous memo key), the node of every frame (for the wake refs'
 //! wording) and the first frame of every content hash (to resolve wake refs). Memory grows
-//! with the nodes and one hash and node index per receipt, never with whole receipts; the
+//! with the nodes and one hash (32 bytes for a content address) and node index per receipt,
+//! never with whole receipts; the
 //! causes are those of [`crate::replay::why::explain_ledger`] over the same receipts.
 
 use std::collections::HashMap;
@@ -21,7 +22,28 @@ pub(crate) struct WhyStream {
     names: Vec<String>,
     name_ix: HashMap<String, u32>,
     /// The first frame of each stored `content_hash`.
-    hashes: HashMap<String, usize>,
+    hashes: HashMap<HashKey, usize>,
+}
+
+/// A stored `content_hash` as a map key: the 32 bytes of a content address (FORMATS.md §1,
+/// `sha256:` + 64 lowercase hex digits), any other text as it is — a million receipts' hashes
+/// take a third of the memory their text would.
+#[derive(Debug, Hash, PartialEq, Eq)]
+enum HashKey {
+    Sha256([u8; 32]),
+    Text(Box<str>),
+}
+
+impl HashKey {
+    fn of(s: &str) -> HashKey {
+        if crate::format::address::is_content_address(s)
+            && let Some(bytes) = crate::format::address::unhex(&s[7..])
+            && let Ok(digest) = <[u8; 32]>::try_from(bytes)
+        {
+            return HashKey::Sha256(digest);
+        }
+        HashKey::Text(s.into())
+    }
 }
 
 /// The members of a receipt that [`explain`] and the walk read.
@@ -90,10 +112,8 @@ impl WhyStream {
     }
 
     fn take(&mut self, i: usize, v: Value) {
-        if let Some(h) = str_at(&v, "content_hash")
-            && !self.hashes.contains_key(h)
-        {
-            self.hashes.insert(h.to_string(), i);
+        if let Some(h) = str_at(&v, "content_hash") {
+            self.hashes.entry(HashKey::of(h)).or_insert(i);
         }
         let Some(node) = str_at(&v, "node") else {
             self.node_of.push(None);
@@ -139,7 +159,7 @@ impl WhyLedger for Cursor<'_> {
             .filter(|&f| f < before)
     }
     fn by_hash(&self, hash: &str) -> Option<usize> {
-        self.walk.hashes.get(hash).copied()
+        self.walk.hashes.get(&HashKey::of(hash)).copied()
     }
     fn node_of(&self, k: usize) -> Option<&str> {
         if k == self.i {
@@ -215,5 +235,23 @@ mod tests {
         assert_eq!(got[4].as_ref().unwrap().refs, vec![Some(3), Some(0)]);
         assert_eq!(got[2].as_ref().unwrap().refs, vec![Some(0), Some(1), None]);
         assert!(got[5].is_none());
+    }
+
+    #[test]
+    fn hash_keys_are_exact() {
+        let a = crate::format::address::address(b"x");
+        assert!(matches!(HashKey::of(&a), HashKey::Sha256(_)));
+        assert_eq!(HashKey::of(&a), HashKey::of(&a.clone()));
+        assert_ne!(
+            HashKey::of(&a),
+            HashKey::of(&crate::format::address::address(b"y"))
+        );
+        // Only the exact form is packed: other spellings stay text and never match it.
+        let upper = format!("sha256:{}", a[7..].to_uppercase());
+        assert!(matches!(HashKey::of(&upper), HashKey::Text(_)));
+        assert_ne!(HashKey::of(&upper), HashKey::of(&a));
+        for other in ["", "h1", "sha256:", &a[..70], &format!("{a}0")] {
+            assert_eq!(HashKey::of(other), HashKey::Text(other.into()), "{other}");
+        }
     }
 }
