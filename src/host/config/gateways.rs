@@ -1,6 +1,6 @@
 //! `gateways[]` and their connectors (HOST.md §4.3; RUNTIME.md §9.4).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::DEFAULT_ID_FIELD;
@@ -9,72 +9,16 @@ use super::read::{
     Mapping, is_env_var_name, join, list, non_empty_string, parse_duration, path_value, string,
     url_value,
 };
-use crate::format::json::Value;
+use crate::host::connectors::{Connector, ConnectorKind};
 use crate::host::yaml::{self, Pos, YamlNode, YamlValue, clip};
 
 const GATEWAY_KEYS: &[&str] = &["node", "source_id", "poll", "connector"];
 const CONNECTOR_TYPES: &[&str] = &["static", "file", "http"];
 
-/// The kind-specific part of a connector (HOST.md §4.3; RUNTIME.md §9.4).
-#[derive(Clone, Debug, PartialEq)]
-pub enum ConnectorKind {
-    /// `type: static`: a fixed list of items.
-    Static {
-        /// The items as JSON values, in file order.
-        items: Vec<Value>,
-    },
-    /// `type: file`: a directory of `*.json` files.
-    File {
-        /// The directory, resolved against the project directory.
-        dir: PathBuf,
-    },
-    /// `type: http`: a URL polled for a JSON array.
-    Http {
-        /// The URL; `{as_of}` and `{cursor}` are replaced at poll time.
-        url: String,
-        /// Request headers in file order; a value `${NAME}` is replaced by the environment
-        /// variable `NAME` at poll time.
-        headers: Vec<(String, String)>,
-    },
-}
-
-/// `gateways[].connector`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConnectorConfig {
-    /// `connector.id_field`: the member carrying each item's arrival id (default `id`).
-    pub id_field: String,
-    /// The kind-specific settings.
-    pub kind: ConnectorKind,
-}
-
 /// Connect timeout of an `http` connector (10 s).
 pub const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Whole-request timeout of an `http` connector (60 s).
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
-
-impl ConnectorConfig {
-    /// The runtime connector ([`crate::host::connectors::Connector`]); `http` connectors get
-    /// [`HTTP_CONNECT_TIMEOUT`] and [`HTTP_TIMEOUT`].
-    pub(crate) fn to_connector(&self) -> crate::host::connectors::Connector {
-        use crate::host::connectors::{Connector, ConnectorKind as Fetch};
-        let kind = match &self.kind {
-            ConnectorKind::Static { items } => Fetch::Static {
-                items: items.clone(),
-            },
-            ConnectorKind::File { dir } => Fetch::File { dir: dir.clone() },
-            ConnectorKind::Http { url, headers } => Fetch::Http {
-                url: url.clone(),
-                headers: headers.clone(),
-                connect_timeout: HTTP_CONNECT_TIMEOUT,
-                timeout: HTTP_TIMEOUT,
-            },
-        };
-        Connector {
-            kind,
-            id_field: self.id_field.clone(),
-        }
-    }
-}
 
 /// One `gateways[]` entry: a connector attached to a gateway node.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,8 +34,9 @@ pub struct GatewayConfig {
     pub(crate) source_id: String,
     /// `poll`: minimum interval between polls; `None` = every tick.
     pub poll: Option<Duration>,
-    /// `connector`.
-    pub connector: ConnectorConfig,
+    /// `connector`: the runtime connector itself (`http` connectors get
+    /// [`HTTP_CONNECT_TIMEOUT`] and [`HTTP_TIMEOUT`]).
+    pub connector: Connector,
 }
 
 impl GatewayConfig {
@@ -101,7 +46,7 @@ impl GatewayConfig {
             node: self.node.clone(),
             source_id: self.source_id.clone(),
             poll: self.poll,
-            connector: self.connector.to_connector(),
+            connector: self.connector.clone(),
         }
     }
 }
@@ -173,7 +118,7 @@ fn parse_connector(
     node: &YamlNode,
     path: &str,
     project_dir: &Path,
-) -> Result<ConnectorConfig, ConfigFileError> {
+) -> Result<Connector, ConfigFileError> {
     // The type decides which keys are allowed, so read it first.
     let kind = connector_type(node, path)?;
     let allowed: &[&str] = match kind {
@@ -215,10 +160,15 @@ fn parse_connector(
                 Some(h) => http_headers(h, &m.child("headers"))?,
                 None => Vec::new(),
             };
-            ConnectorKind::Http { url, headers }
+            ConnectorKind::Http {
+                url,
+                headers,
+                connect_timeout: HTTP_CONNECT_TIMEOUT,
+                timeout: HTTP_TIMEOUT,
+            }
         }
     };
-    Ok(ConnectorConfig { id_field, kind })
+    Ok(Connector { id_field, kind })
 }
 
 /// `connector.type` of a connector mapping: `static`, `file` or `http`.

@@ -25,9 +25,7 @@ mod tests;
 use std::path::Path;
 
 pub use error::ConfigFileError;
-pub use gateways::{
-    ConnectorConfig, ConnectorKind, GatewayConfig, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT,
-};
+pub use gateways::{GatewayConfig, HTTP_CONNECT_TIMEOUT, HTTP_TIMEOUT};
 pub use model::{ModelSection, SandboxMode, SandboxSection, StateSection, TelemetrySection};
 pub(crate) use reactors::ReactorEntry;
 pub(crate) use read::{clean_path, resolve_path};

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::read::{is_http_url, is_provider_label, is_reactor_name, parse_duration};
 use super::*;
 use crate::format::json::Value;
+use crate::host::connectors::ConnectorKind;
 use crate::model::config::ProviderConfig;
 
 fn proj() -> PathBuf {
@@ -314,7 +315,7 @@ fn gateways_and_connectors() {
     assert_eq!((spec.node.as_str(), spec.source_id.as_str()), ("h", "h"));
     assert_eq!(spec.poll, Some(Duration::from_secs(7200)));
     match &spec.connector.kind {
-        crate::host::connectors::ConnectorKind::Http {
+        ConnectorKind::Http {
             timeout,
             connect_timeout,
             ..
@@ -325,7 +326,7 @@ fn gateways_and_connectors() {
         other => panic!("{other:?}"),
     }
     assert_eq!(c.gateways[0].to_spec().connector.id_field, "key");
-    let ConnectorKind::Http { url, headers } = &c.gateways[1].connector.kind else {
+    let ConnectorKind::Http { url, headers, .. } = &c.gateways[1].connector.kind else {
         panic!()
     };
     assert!(url.ends_with("since={as_of}"));
