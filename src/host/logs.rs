@@ -71,9 +71,7 @@ pub(crate) fn read_trail(state_dir: &Path) -> Result<Trail, HostError> {
 /// Errors: as [`read_trail`].
 pub(crate) fn read_trail_with(state_dir: &Path, what: &TrailRead<'_>) -> Result<Trail, HostError> {
     let trail = Trail::read_with(state_dir, what).in_state_dir(state_dir)?;
-    for n in trail.notes() {
-        output::note(&n);
-    }
+    print_notes(&trail);
     Ok(trail)
 }
 
@@ -96,10 +94,15 @@ pub(crate) fn read_trail_rollup(
         },
     )
     .in_state_dir(state_dir)?;
+    print_notes(&trail);
+    Ok((trail, rollup))
+}
+
+/// The reader's notes (a torn tail, a zero-length file) on stderr.
+fn print_notes(trail: &Trail) {
     for n in trail.notes() {
         output::note(&n);
     }
-    Ok((trail, rollup))
 }
 
 /// True when `node` is a topology node or appears in the ledger.

@@ -204,20 +204,12 @@ impl Metrics {
 
     /// Sets the queue depth of `reactor` (called at scrape time).
     pub(crate) fn queue_depth(&self, reactor: &str, depth: usize) {
-        self.queue_depth
-            .get_or_create(&ReactorLabel {
-                reactor: reactor.to_string(),
-            })
-            .set(i64::try_from(depth).unwrap_or(i64::MAX));
+        set_reactor_gauge(&self.queue_depth, reactor, depth);
     }
 
     /// Sets the renders in flight of `reactor` (called at scrape time).
     pub(crate) fn renders_in_flight(&self, reactor: &str, renders: usize) {
-        self.renders_in_flight
-            .get_or_create(&ReactorLabel {
-                reactor: reactor.to_string(),
-            })
-            .set(i64::try_from(renders).unwrap_or(i64::MAX));
+        set_reactor_gauge(&self.renders_in_flight, reactor, renders);
     }
 
     /// Counts one model call of `provider` with its outcome.
@@ -261,6 +253,15 @@ impl Metrics {
             metrics: self.clone(),
         })
     }
+}
+
+/// Sets `reactor`'s gauge of `family` to `n`.
+fn set_reactor_gauge(family: &Family<ReactorLabel, Gauge>, reactor: &str, n: usize) {
+    family
+        .get_or_create(&ReactorLabel {
+            reactor: reactor.to_string(),
+        })
+        .set(i64::try_from(n).unwrap_or(i64::MAX));
 }
 
 /// The `outcome` label of a model call.
